@@ -1,0 +1,89 @@
+/**
+ * One reader per input kind found in a run folder. The pipeline offers every file to the readers;
+ * a reader that accepts a file reads and validates it, and returns what it found, or undefined after
+ * recording why the file is unusable. A new input kind (NetCDF model output) is a new reader plus
+ * its case in assembleRun: nothing else changes.
+ */
+import type { LatLonBoxModel } from "../../contract/ashModel.ts";
+import type { Issues } from "../issues.ts";
+import type { RunManifest } from "../runManifest.ts";
+
+export interface RunInputFile {
+  /** File name inside the run folder, e.g. `advisory.kml`. */
+  name: string;
+  /** Path relative to the runs directory, used in every message: `2024-05-hekla/advisory.kml`. */
+  displayPath: string;
+  absolutePath: string;
+  size: number;
+  /** The whole file. Readers of large formats read ranges themselves from absolutePath instead. */
+  bytes(): Promise<Buffer>;
+}
+
+/** An eruption as described by the model chain's volcano.xml. */
+export interface VolcanoDescription {
+  name: string;
+  lat: number;
+  lon: number;
+  /** Vent altitude, metres above sea level. */
+  altitudeM?: number;
+  eruptions: Array<{
+    /** Normalised instants (YYYY-MM-DDTHH:MM:SSZ). */
+    start: string;
+    end: string;
+    /** Bottom and top of the ash column, metres above the vent. */
+    bottomM: number;
+    topM: number;
+    rateKgPerS?: number;
+    m63?: number;
+  }>;
+  /** weather_forecast/@model_start_time, normalised, when given. */
+  modelStartTime?: string;
+  runTimeHours?: number;
+}
+
+export interface KmlDocument {
+  /** Document (or first Folder) name, when the KML has one. */
+  name?: string;
+  /** Sorted, distinct, normalised instants: every TimeStamp `when` and TimeSpan `begin`. Empty when untimed. */
+  times: string[];
+  /** Extent of every coordinate in the document; undefined when it has none. */
+  extent?: LatLonBoxModel;
+  /** The whole document, as given. */
+  whole: Buffer;
+  /**
+   * A well-formed KML holding only what is valid at `time`: features whose TimeSpan contains it
+   * (begin <= time < end, open ends allowed) or whose TimeStamp equals it, plus untimed features.
+   * Deterministic bytes.
+   */
+  forTime(time: string): Buffer;
+}
+
+export interface WmsCapabilitiesLayer {
+  /** `<Name>` of the layer; layers without a name (pure categories) are not listed. */
+  name: string;
+  title?: string;
+  /** Raw text of the time Dimension (WMS 1.3.0) or time Extent (1.1.1), inherited from parent layers. */
+  timeDimension?: string;
+  /** EX_GeographicBoundingBox (1.3.0) or LatLonBoundingBox (1.1.1), inherited. */
+  extent?: LatLonBoxModel;
+}
+
+export interface WmsCapabilities {
+  /** The document's version attribute, e.g. `1.3.0`. */
+  version: string;
+  layers: WmsCapabilitiesLayer[];
+}
+
+export type InputReading =
+  | { kind: "manifest"; file: RunInputFile; manifest: RunManifest }
+  | { kind: "volcano"; file: RunInputFile; volcano: VolcanoDescription }
+  | { kind: "kml"; file: RunInputFile; kml: KmlDocument }
+  | { kind: "wms-capabilities"; file: RunInputFile; capabilities: WmsCapabilities };
+
+export interface InputReader {
+  kind: InputReading["kind"];
+  /** Whether this reader handles the file, from its name and first bytes (at most 512). */
+  accepts(file: RunInputFile, head: Buffer): boolean;
+  /** Reads and validates one file; problems go to `issues` naming the file and field. */
+  read(file: RunInputFile, issues: Issues): Promise<InputReading | undefined>;
+}

@@ -1,0 +1,68 @@
+/**
+ * Instants as the API spells them: UTC, second precision, `YYYY-MM-DDTHH:MM:SSZ`.
+ * Pure: no clock, no files.
+ */
+
+// ISO 8601 / RFC 3339 date-time: date, `T` (or space), time with optional seconds and fraction, and a zone.
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|z|[+-]\d{2}:?\d{2})$/;
+// Basic format as in model file names: 20190322T153201 (taken as UTC) or with Z.
+const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})?Z?$/;
+
+/** The expected spelling, for error messages. */
+export const INSTANT_FORM = "YYYY-MM-DDTHH:MM:SSZ (UTC, e.g. 2024-05-01T12:00:00Z)";
+
+/**
+ * Parses an ISO 8601 date-time with an explicit zone (or a basic-format UTC stamp) to epoch milliseconds.
+ * Returns undefined when the text is not such an instant or names an impossible date.
+ * @example parseInstant("2019-03-22T22:00:00+01:00") === Date.UTC(2019, 2, 22, 21)
+ */
+export function parseInstant(text: string): number | undefined {
+  const trimmed = text.trim();
+  const match = ISO_DATE_TIME.exec(trimmed);
+  if (match) {
+    const [, y, mo, d, h, mi, s = "00", fraction = "", zone = "Z"] = match;
+    const ms = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s, fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0);
+    if (!isRealDate(+y!, +mo!, +d!, +h!, +mi!, +s)) return undefined;
+    return ms - zoneOffsetMinutes(zone) * 60_000;
+  }
+  const basic = ISO_BASIC.exec(trimmed);
+  if (basic) {
+    const [, y, mo, d, h, mi, s = "00"] = basic;
+    if (!isRealDate(+y!, +mo!, +d!, +h!, +mi!, +s)) return undefined;
+    return Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s);
+  }
+  return undefined;
+}
+
+/**
+ * Normalises any accepted spelling to `YYYY-MM-DDTHH:MM:SSZ` (fractions of a second are dropped).
+ * @example normaliseInstant("2019-03-22 21:00Z") === "2019-03-22T21:00:00Z"
+ */
+export function normaliseInstant(text: string): string | undefined {
+  const ms = parseInstant(text);
+  return ms === undefined ? undefined : formatInstant(ms);
+}
+
+/** Epoch milliseconds to `YYYY-MM-DDTHH:MM:SSZ`. */
+export function formatInstant(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/** A compact, file-name-safe form of a normalised instant: `20190322T210000Z`. */
+export function compactInstant(normalised: string): string {
+  return normalised.replace(/[-:]/g, "");
+}
+
+function zoneOffsetMinutes(zone: string): number {
+  if (zone === "Z" || zone === "z") return 0;
+  const sign = zone.startsWith("-") ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+}
+
+function isRealDate(y: number, mo: number, d: number, h: number, mi: number, s: number): boolean {
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return false;
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return d <= daysInMonth;
+}

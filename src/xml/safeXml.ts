@@ -1,0 +1,65 @@
+/**
+ * XML from runs/ is untrusted: forecasters' KML, capabilities documents, volcano.xml.
+ * Any DOCTYPE is refused before parsing, so no entity can be declared and an entity bomb is rejected
+ * in one scan; only XML's five predefined entities and character references remain to be decoded.
+ * Size is bounded before anything is parsed.
+ */
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+
+export class XmlInputError extends Error {
+  override name = "XmlInputError";
+}
+
+export interface SafeXmlOptions {
+  /** Largest accepted document in bytes. */
+  maxBytes: number;
+  /** Parse with `preserveOrder` (needed to rewrite a document, e.g. to split KML by time). */
+  preserveOrder?: boolean;
+  /** Element names that are always arrays in the result (ignored with preserveOrder). */
+  arrays?: ReadonlySet<string>;
+}
+
+const DOCTYPE = /<!DOCTYPE/i;
+const ENTITY = /<!ENTITY/i;
+
+/**
+ * Parses untrusted XML. Throws XmlInputError with a reason a person can act on.
+ * Namespace prefixes are removed (`kml:Placemark` -> `Placemark`), attributes are under `@_name`.
+ */
+export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unknown {
+  if (bytes.length > options.maxBytes) {
+    throw new XmlInputError(`file is ${bytes.length} bytes, more than the ${options.maxBytes} accepted`);
+  }
+  const text = decodeXmlText(bytes);
+  if (DOCTYPE.test(text) || ENTITY.test(text)) {
+    throw new XmlInputError("the document has a DOCTYPE or ENTITY declaration, which is refused (entity expansion is a known attack)");
+  }
+  const valid = XMLValidator.validate(text, { allowBooleanAttributes: true });
+  if (valid !== true) {
+    throw new XmlInputError(`not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  }
+  const arrays = options.arrays;
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "@_",
+    removeNSPrefix: true,
+    // Safe only because DOCTYPE is refused above: no declared entity can reach the parser.
+    processEntities: true,
+    htmlEntities: false,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: true,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    preserveOrder: options.preserveOrder ?? false,
+    ...(arrays && !options.preserveOrder ? { isArray: (name: string) => arrays.has(name) } : {}),
+  });
+  return parser.parse(text);
+}
+
+function decodeXmlText(bytes: Buffer): string {
+  // UTF-16 documents start with a byte-order mark; everything else we accept is UTF-8 (or its ASCII subset).
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString("utf16le");
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3).toString("utf8");
+  return bytes.toString("utf8");
+}
