@@ -35,19 +35,19 @@ export class InternalError extends AshcastError {
 export function formatError(error: unknown): string {
   const lines: string[] = [];
   let current: unknown = error;
-  let showStack = false;
   for (let depth = 0; current !== undefined && depth < 8; depth++) {
+    const prefix = depth === 0 ? "" : "caused by: ";
     if (current instanceof UserError) {
-      lines.push(`${depth === 0 ? "" : "caused by: "}${current.where ? `${current.where}: ` : ""}${current.message}`);
+      lines.push(`${prefix}${current.where ? `${current.where}: ` : ""}${current.message}`);
       if (current.fix) lines.push(`  fix: ${current.fix}`);
     } else if (current instanceof Error) {
-      if (!(current instanceof AshcastError)) showStack = depth === 0 || showStack;
-      if (current instanceof InternalError) showStack = true;
-      const text = depth === 0 && !(current instanceof AshcastError) ? `Internal error: ${current.message}` : current.message;
-      lines.push(`${depth === 0 ? "" : "caused by: "}${text}`);
-      if (showStack && current.stack && depth === 0) lines.push(current.stack.split("\n").slice(1).join("\n"));
+      // Anything that is not one of our user errors is a bug at the top level: say so, with its stack.
+      const isBug = depth === 0 && !(current instanceof AshcastError && !(current instanceof InternalError));
+      const message = isBug && !current.message.startsWith("Internal error:") ? `Internal error: ${current.message}` : current.message;
+      lines.push(`${prefix}${message}`);
+      if (isBug && current.stack) lines.push(current.stack.split("\n").slice(1).join("\n"));
     } else {
-      lines.push(`${depth === 0 ? "Internal error: " : "caused by: "}${String(current)}`);
+      lines.push(`${prefix}${depth === 0 ? "Internal error: " : ""}${String(current)}`);
     }
     current = current instanceof Error ? current.cause : undefined;
   }

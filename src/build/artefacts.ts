@@ -1,0 +1,92 @@
+/**
+ * Artefact bodies to stored files: the identity body plus, for text, gzip and brotli variants made once
+ * at build time (never per request), each with a strong ETag derived from the content hash.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
+import type { Artefact } from "../contract/releaseIndex.ts";
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+export const CONTENT_TYPES = {
+  json: "application/json;charset=UTF-8",
+  png: "image/png",
+  kml: "application/vnd.google-earth.kml+xml;charset=UTF-8",
+  rss: "application/rss+xml;charset=UTF-8",
+} as const;
+
+export interface ArtefactDraft {
+  /** Key in the release index, e.g. `runs/2024-05-01T12:00:00Z/model.json`. */
+  key: string;
+  /** File name inside the directory being written, e.g. `model.json` or `kml/advisory.kml`. */
+  file: string;
+  contentType: string;
+  body: Buffer;
+  /** The `/resources?name=` under which the artefact is offered, if any. */
+  resourceName?: string;
+}
+
+/** Brotli's best quality costs ~30 ms per 20 KB: worth it for run artefacts, too slow for large lists. */
+const BROTLI_BEST_BELOW_BYTES = 256 * 1024;
+
+/**
+ * Writes the drafts into `dir` (a fresh directory; `dirFromDist` is its path relative to the dist
+ * directory) and returns their index entries. `previous` keeps Last-Modified of unchanged content.
+ */
+export async function writeArtefacts(
+  dir: string,
+  dirFromDist: string,
+  drafts: readonly ArtefactDraft[],
+  previous: Readonly<Record<string, Artefact>>,
+  now: string,
+): Promise<Record<string, Artefact>> {
+  const entries = await Promise.all(
+    drafts.map(async (draft): Promise<[string, Artefact]> => {
+      const target = path.join(dir, draft.file);
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, draft.body);
+      const digest = createHash("sha256").update(draft.body).digest();
+      const sha256 = digest.toString("hex");
+      const tag = digest.toString("base64url").slice(0, 27);
+      const file = path.posix.join(dirFromDist, draft.file);
+      const prior = previous[draft.key];
+      const entry: Artefact = {
+        contentType: draft.contentType,
+        sha256,
+        modified: prior && prior.sha256 === sha256 ? prior.modified : now,
+        identity: { file, size: draft.body.length, etag: `"${tag}"` },
+      };
+      if (!draft.contentType.startsWith("image/")) {
+        const [gz, br] = await Promise.all([
+          gzipAsync(draft.body, { level: 9 }),
+          brotliAsync(draft.body, {
+            params: {
+              [zlibConstants.BROTLI_PARAM_QUALITY]: draft.body.length < BROTLI_BEST_BELOW_BYTES ? 11 : 5,
+              [zlibConstants.BROTLI_PARAM_SIZE_HINT]: draft.body.length,
+            },
+          }),
+        ]);
+        // A variant that saves nothing is not worth a header dance.
+        if (gz.length < draft.body.length) {
+          await writeFile(`${target}.gz`, gz);
+          entry.gzip = { file: `${file}.gz`, size: gz.length, etag: `"${tag}-gz"` };
+        }
+        if (br.length < draft.body.length) {
+          await writeFile(`${target}.br`, br);
+          entry.br = { file: `${file}.br`, size: br.length, etag: `"${tag}-br"` };
+        }
+      }
+      return [draft.key, entry];
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
+/** Deterministic JSON bytes: key order is the order the object was built in, one trailing newline. */
+export function jsonBody(value: unknown): Buffer {
+  return Buffer.from(`${JSON.stringify(value)}\n`, "utf8");
+}

@@ -1,0 +1,236 @@
+/**
+ * Joins what the readers found in one run folder into the AshModel of the run, checking every rule
+ * of the runs contract (docs/runs.md). Every problem is recorded in `issues`; the result is undefined
+ * when the run cannot be published. Pure: no file access, no clock.
+ */
+import type { AshLayerGroupModel, AshLayerModel, AshModel, LatLonBoxModel, RunType } from "../contract/ashModel.ts";
+import { normaliseInstant, parseInstant } from "../time/instant.ts";
+import { timesForLayer } from "../time/wmsTimeDimension.ts";
+import { kmlResourceName, kmlTimeResourceName, resourceUrl, slugify } from "./artefactNames.ts";
+import type { Issues } from "./issues.ts";
+import { describeEruption } from "./readers/volcanoXml.ts";
+import { MANIFEST_FILE } from "./readers/manifest.ts";
+import type { InputReading, KmlDocument, VolcanoDescription, WmsCapabilities } from "./readers/types.ts";
+import { DEFAULT_FORECAST_HOURS, type KmlLayerInput, type WmsLayerInput } from "./runManifest.ts";
+
+/** Most timesteps one WMS layer may have after expanding start/end/period times. */
+export const MAX_WMS_TIMESTEPS = 1000;
+/** Group of the KML files found in a folder but not named by its manifest. */
+export const UNLISTED_KML_GROUP = "Forecaster KML";
+
+export interface AssembleOptions {
+  /** Run type for runs whose manifest gives none (configuration); never guessed otherwise. */
+  defaultRunType?: RunType;
+}
+
+/** A KML file to publish, whole and per timestep, under `slug`. */
+export interface KmlLayerOutput {
+  slug: string;
+  kml: KmlDocument;
+  /** Timesteps published for the layer (the reftime alone for an untimed KML). */
+  times: string[];
+}
+
+export interface AssembledRun {
+  model: AshModel;
+  volcano?: VolcanoDescription;
+  kmlLayers: KmlLayerOutput[];
+}
+
+export function assembleRun(folder: string, readings: InputReading[], issues: Issues, options: AssembleOptions): AssembledRun | undefined {
+  const manifestReading = readings.find((r) => r.kind === "manifest");
+  const manifest = manifestReading?.manifest;
+  const manifestPath = `${folder}/${MANIFEST_FILE}`;
+  const volcano = readings.find((r) => r.kind === "volcano")?.volcano;
+  const kmlByFile = new Map(readings.flatMap((r) => (r.kind === "kml" ? [[r.file.name, r.kml] as const] : [])));
+  const capsByFile = new Map(readings.flatMap((r) => (r.kind === "wms-capabilities" ? [[r.file.name, r] as const] : [])));
+
+  // A run.json that failed to read has been reported field by field: no second guess at its fields.
+  if (!manifestReading && issues.list.some((issue) => issue.file === manifestPath)) return undefined;
+
+  const type = manifest?.type ?? options.defaultRunType;
+  if (!type) {
+    issues.error(manifestPath, "the run has no type", 'add "type": "Exercise", "Rehearsal" or "Real Eruption" to run.json (a run type is never guessed)', "type");
+  }
+  const reftime = manifest?.reftime ? normaliseInstant(manifest.reftime) : undefined;
+  if (!manifest?.reftime) {
+    issues.error(manifestPath, "the run has no reference time", 'add "reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run) to run.json', "reftime");
+  }
+  const description = manifest?.description ?? (volcano ? describeEruption(volcano) : undefined);
+  if (!description) {
+    issues.error(manifestPath, "the run has no description", 'add "description" to run.json, or put the volcano.xml of the model run in the folder', "description");
+  }
+  if (!type || !reftime || !description) return undefined;
+
+  const extents: LatLonBoxModel[] = [];
+  const kmlLayers = new Map<string, KmlLayerOutput>();
+  const kmlLayer = (fileName: string, kml: KmlDocument): AshLayerModel["timesteps"] => {
+    const slug = slugify(fileName.replace(/\.kml$/i, ""));
+    let output = kmlLayers.get(fileName);
+    if (!output) {
+      output = { slug: uniqueSlug(slug, kmlLayers), kml, times: kml.times.length ? kml.times : [reftime] };
+      kmlLayers.set(fileName, output);
+      if (kml.extent) extents.push(kml.extent);
+    }
+    const layer = output;
+    return layer.times.map((time) => ({
+      time,
+      url: resourceUrl(kml.times.length ? kmlTimeResourceName(reftime, layer.slug, time) : kmlResourceName(reftime, layer.slug)),
+    }));
+  };
+
+  const layergroups: AshLayerGroupModel[] = [];
+  (manifest?.layergroups ?? []).forEach((group, g) => {
+    const layers: AshLayerModel[] = [];
+    group.layers.forEach((layer, l) => {
+      const field = `layergroups[${g}].layers[${l}]`;
+      const built =
+        layer.type === "KML"
+          ? kmlLayerModel(layer, field)
+          : wmsLayerModel(layer, field);
+      if (built) layers.push(built);
+    });
+    layergroups.push({ name: group.name, layers });
+  });
+
+  function kmlLayerModel(layer: KmlLayerInput, field: string): AshLayerModel | undefined {
+    const kml = kmlByFile.get(layer.file);
+    if (!kml) {
+      if (!readings.some((r) => r.file.name === layer.file) && !issues.list.some((i) => i.file === `${folder}/${layer.file}`)) {
+        issues.error(manifestPath, `KML file ${layer.file} is not in the run folder`, `copy ${layer.file} into ${folder}/ or correct the file name`, `${field}.file`);
+      }
+      return undefined;
+    }
+    return { name: layer.name, type: "KML", timesteps: kmlLayer(layer.file, kml) };
+  }
+
+  function wmsLayerModel(layer: WmsLayerInput, field: string): AshLayerModel | undefined {
+    let times: string[] | undefined;
+    if (layer.times) {
+      times = [...new Set(layer.times.map((t) => normaliseInstant(t)!))].sort();
+    } else if (layer.capabilities) {
+      times = capabilitiesTimes(layer, field, capsByFile.get(layer.capabilities)?.capabilities);
+    } else {
+      issues.error(manifestPath, "a WMS layer needs its times", 'add "capabilities": "<GetCapabilities file in the folder>" or "times": [...]', field);
+    }
+    if (!times) return undefined;
+    return {
+      name: layer.name,
+      type: "WMS",
+      base_url: layer.base_url,
+      timesteps: times.map((time) => ({ time, url: withTime(layer.base_url, time) })),
+    };
+  }
+
+  function capabilitiesTimes(layer: WmsLayerInput, field: string, capabilities: WmsCapabilities | undefined): string[] | undefined {
+    const capsPath = `${folder}/${layer.capabilities}`;
+    if (!capabilities) {
+      if (!issues.list.some((i) => i.file === capsPath)) {
+        const present = readings.some((r) => r.file.name === layer.capabilities) || kmlByFile.has(layer.capabilities!);
+        issues.error(
+          manifestPath,
+          present ? `${layer.capabilities} is not a WMS GetCapabilities document` : `capabilities file ${layer.capabilities} is not in the run folder`,
+          `save the WMS server's GetCapabilities response as ${layer.capabilities} in ${folder}/`,
+          `${field}.capabilities`,
+        );
+      }
+      return undefined;
+    }
+    const wmsLayer = layer.wms_layer ?? layersParameter(layer.base_url);
+    if (!wmsLayer) {
+      issues.error(manifestPath, "the WMS layer name is unknown: base_url has no LAYERS parameter", 'add "wms_layer": "<layer name in the capabilities>"', `${field}.wms_layer`);
+      return undefined;
+    }
+    const found = capabilities.layers.find((candidate) => candidate.name === wmsLayer);
+    if (!found) {
+      const names = capabilities.layers.map((c) => c.name);
+      issues.error(
+        capsPath,
+        `layer ${wmsLayer} is not in the capabilities (it has ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""})`,
+        `correct wms_layer or LAYERS= in ${field} of run.json, or save the capabilities of the right server`,
+        `Layer[Name=${wmsLayer}]`,
+      );
+      return undefined;
+    }
+    if (!found.timeDimension) {
+      issues.error(capsPath, `layer ${wmsLayer} has no time dimension`, 'give the times in run.json ("times": [...]) instead', `Layer[Name=${wmsLayer}]/Dimension[@name=time]`);
+      return undefined;
+    }
+    const start = parseInstant(reftime!)!;
+    const hours = manifest?.forecast_hours ?? DEFAULT_FORECAST_HOURS;
+    const result = timesForLayer(found.timeDimension, { startMs: start, endMs: start + hours * 3_600_000 }, MAX_WMS_TIMESTEPS);
+    if ("errors" in result) {
+      for (const message of result.errors) {
+        issues.error(capsPath, message, "save an unmodified GetCapabilities response from the WMS server, or give the times in run.json", `Layer[Name=${wmsLayer}]/Dimension[@name=time]`);
+      }
+      return undefined;
+    }
+    if (result.times.length === 0) {
+      issues.error(capsPath, `layer ${wmsLayer} has no time within the forecast window (${hours} h from ${reftime})`, 'check reftime, or set "forecast_hours" in run.json', `Layer[Name=${wmsLayer}]/Dimension[@name=time]`);
+      return undefined;
+    }
+    if (found.extent) extents.push(found.extent);
+    return result.times;
+  }
+
+  // KML files the manifest does not name are forecasters' drawings: publish them too.
+  const unlisted = [...kmlByFile.entries()].filter(([name]) => !kmlLayers.has(name));
+  if (unlisted.length) {
+    layergroups.push({
+      name: UNLISTED_KML_GROUP,
+      layers: unlisted.map(([name, kml]) => ({ name: kml.name ?? name.replace(/\.kml$/i, ""), type: "KML", timesteps: kmlLayer(name, kml) })),
+    });
+  }
+
+  const nonEmptyGroups = layergroups.filter((group) => group.layers.length > 0);
+  if (issues.hasErrors) return undefined;
+  if (nonEmptyGroups.length === 0) {
+    issues.error(manifestPath, "the run has no layers", 'add "layergroups" to run.json, or a KML file to the folder', "layergroups");
+    return undefined;
+  }
+
+  const latlonbox = manifest?.latlonbox ?? unionBox(extents);
+  const allTimes = [...new Set(nonEmptyGroups.flatMap((group) => group.layers.flatMap((layer) => layer.timesteps.map((step) => step.time))))].sort();
+  const model: AshModel = {
+    meta: {
+      type,
+      description,
+      reftime,
+      ...(latlonbox ? { latlonbox } : {}),
+      timesteps: allTimes.map((time) => ({ time })),
+      ...(manifest?.report_url ? { report_url: manifest.report_url } : {}),
+    },
+    layergroups: nonEmptyGroups,
+  };
+  return { model, ...(volcano ? { volcano } : {}), kmlLayers: [...kmlLayers.values()] };
+}
+
+/** base_url with `TIME=<time>` appended, as the public product builds its timestep urls. */
+export function withTime(baseUrl: string, time: string): string {
+  const separator = !baseUrl.includes("?") ? "?" : baseUrl.endsWith("?") || baseUrl.endsWith("&") ? "" : "&";
+  return `${baseUrl}${separator}TIME=${time}`;
+}
+
+function layersParameter(baseUrl: string): string | undefined {
+  const url = new URL(baseUrl);
+  for (const [key, value] of url.searchParams) if (key.toUpperCase() === "LAYERS" && value) return value;
+  return undefined;
+}
+
+function uniqueSlug(slug: string, taken: Map<string, KmlLayerOutput>): string {
+  const used = new Set([...taken.values()].map((layer) => layer.slug));
+  let candidate = slug;
+  for (let n = 2; used.has(candidate); n++) candidate = `${slug}-${n}`;
+  return candidate;
+}
+
+/** The smallest box holding every box (no antimeridian handling: ash domains of one run do not wrap). */
+export function unionBox(boxes: LatLonBoxModel[]): LatLonBoxModel | undefined {
+  if (boxes.length === 0) return undefined;
+  return {
+    north: Math.max(...boxes.map((b) => b.north)),
+    south: Math.min(...boxes.map((b) => b.south)),
+    east: Math.max(...boxes.map((b) => b.east)),
+    west: Math.min(...boxes.map((b) => b.west)),
+  };
+}

@@ -1,0 +1,359 @@
+/**
+ * One build: scan runs/, rebuild the run folders whose inputs changed, decide what is published for
+ * each reftime, and publish a new release atomically (or nothing, when nothing changed).
+ * Read → validate → transform → write: nothing is written before a run has been fully validated,
+ * and every problem of every run is collected into the report.
+ */
+import { createHash } from "node:crypto";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
+import type { BuildReport, RunReport } from "../contract/buildReport.ts";
+import { RELEASE_INDEX_FORMAT, type Artefact, type ReleaseIndex } from "../contract/releaseIndex.ts";
+import { UserError } from "../errors.ts";
+import { compactInstant, formatInstant } from "../time/instant.ts";
+import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
+import { resourceKey } from "./artefactNames.ts";
+import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
+import { MAX_CHANGELOG_EVENTS, publishedEvent, renderChangelog, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
+import {
+  RELEASES_DIR,
+  RUNS_DIR,
+  STATE_FILE,
+  acquireBuildLock,
+  collectGarbage,
+  createStagingDir,
+  loadCurrentRelease,
+  sweepTemporaries,
+  switchToRelease,
+} from "./releaseStore.ts";
+import { renderRun } from "./renderRun.ts";
+import { inputsHash, scanRuns, type FileFingerprint, type ScannedRun } from "./scanRuns.ts";
+import { validateRun } from "./validateRun.ts";
+
+/** Bump when a change to the pipeline changes artefact bytes: every run is then rebuilt. */
+export const PIPELINE_VERSION = "1";
+/** The resource listing the volcanoes of the published runs. */
+export const VOLCANOES_RESOURCE = "volcanoes.json";
+
+export interface BuildOptions {
+  runsDir: string;
+  distDir: string;
+  /** Absolute URL of the product base path, for links in the changelog. */
+  publicUrl: string;
+  defaultRunType?: RunType;
+  /** The clock; tests inject one. */
+  now?: () => Date;
+  log?: (line: string) => void;
+  /** Called after each run folder is handled (progress display). */
+  onProgress?: (done: number, total: number, folder: string) => void;
+}
+
+export interface BuildResult {
+  /** The release served after this build. */
+  release: string;
+  /** False when nothing changed and no new release was written. */
+  published: boolean;
+  report: BuildReport;
+  events: ChangelogEvent[];
+}
+
+export async function build(options: BuildOptions): Promise<BuildResult> {
+  const runsStat = await stat(options.runsDir).catch(() => undefined);
+  if (!runsStat?.isDirectory()) {
+    throw new UserError("the runs directory does not exist", { where: options.runsDir, fix: "create it, or point --runs at the folder that holds the run folders" });
+  }
+  const release = await acquireBuildLock(options.distDir);
+  try {
+    return await buildLocked(options);
+  } finally {
+    await release();
+  }
+}
+
+async function buildLocked(options: BuildOptions): Promise<BuildResult> {
+  const log = options.log ?? (() => {});
+  const started = performance.now();
+  const nowDate = (options.now ?? (() => new Date()))();
+  const now = formatInstant(nowDate.getTime());
+  const { distDir, runsDir } = options;
+
+  const swept = await sweepTemporaries(distDir);
+  if (swept) log(`swept ${swept} temporary item(s) left by an interrupted build`);
+
+  const pipeline = createHash("sha256").update(JSON.stringify({ PIPELINE_VERSION, defaultRunType: options.defaultRunType ?? null })).digest("hex");
+  const previous = await loadCurrentRelease(distDir);
+  const prevState: BuildState = previous?.state ?? emptyState(pipeline);
+  const pipelineChanged = prevState.pipeline !== pipeline;
+  if (previous && !previous.state) log("no readable build state in the current release: rebuilding every run");
+  else if (pipelineChanged) log("the pipeline or its configuration changed: rebuilding every run");
+  const priorRuns = pipelineChanged ? {} : prevState.runs;
+
+  const fileCache = new Map<string, FileFingerprint>(Object.entries(prevState.files));
+  const nextFiles = new Map<string, FileFingerprint>();
+  const scanned = await scanRuns(runsDir, fileCache, nextFiles);
+
+  // 1. Bring every run folder up to date (only changed ones are read).
+  const runs: Record<string, RunState> = {};
+  const rebuiltWhy = new Map<string, string>();
+  let done = 0;
+  for (const run of scanned) {
+    const prior = priorRuns[run.folder];
+    runs[run.folder] = await updateRun(run, prior, pipeline, prevState.files, { ...options, builtAt: now }, (why) => {
+      rebuiltWhy.set(run.folder, why);
+      log(`rebuilding ${run.folder}: ${why}`);
+    });
+    options.onProgress?.(++done, scanned.length, run.folder);
+  }
+
+  // 2. Decide which folder is served for each reftime.
+  const decision = decidePublished(runs);
+  for (const [folder, state] of Object.entries(runs)) {
+    const served = decision.servedBuild.get(folder);
+    runs[folder] = { ...state, lastGood: served };
+  }
+
+  // 3. Changelog events: compare with what was served before.
+  const events: ChangelogEvent[] = [];
+  const before = new Map(Object.entries(prevState.published).flatMap(([reftime, folder]) => {
+    const build = prevState.runs[folder]?.lastGood;
+    return build ? [[reftime, build] as const] : [];
+  }));
+  for (const [reftime, build] of decision.byReftime) {
+    const old = before.get(reftime);
+    if (!old) events.push(publishedEvent(await readModel(distDir, build), now));
+    else if (old.modelSha256 !== build.modelSha256) events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), now));
+  }
+  for (const [reftime, old] of before) {
+    if (!decision.byReftime.has(reftime)) events.push(withdrawnEvent(reftime, old.type, now));
+  }
+  for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
+  const history = [...events, ...prevState.events].slice(0, MAX_CHANGELOG_EVENTS);
+
+  // 4. The report.
+  const runReports = scanned.map((run) => reportRun(run.folder, runs[run.folder]!, decision, rebuiltWhy.get(run.folder)));
+  const allIssues = runReports.flatMap((r) => r.issues);
+  const reftimes = [...decision.byReftime.keys()].sort().reverse();
+  const withdrawn = events.filter((e) => e.kind === "withdrawn").map((e) => e.reftime);
+  const digest = createHash("sha256")
+    .update(JSON.stringify({ served: [...decision.byReftime].map(([r, b]) => [r, b.dir]), runs: runReports.map(({ rebuilt: _, ...rest }) => rest) }))
+    .digest("hex");
+
+  if (previous && !pipelineChanged && events.length === 0 && prevState.digest === digest && options.publicUrl === prevState.publicUrl) {
+    log("nothing changed: the current release stays");
+    const report = await readReport(distDir, previous.index).catch(() => undefined);
+    if (report) return { release: previous.id, published: false, report, events };
+  }
+
+  // 5. Write the release: lists and shared resources, state, then the index last, then switch.
+  const releaseId = `${compactInstant(now)}-${String(nowDate.getUTCMilliseconds()).padStart(3, "0")}-${createHash("sha256").update(digest + Math.random()).digest("hex").slice(0, 6)}`;
+  const releaseFromDist = path.posix.join(RELEASES_DIR, releaseId);
+  const report: BuildReport = {
+    release: releaseId,
+    built: now,
+    durationMs: 0,
+    counts: {
+      folders: scanned.length,
+      published: reftimes.length,
+      rebuilt: rebuiltWhy.size,
+      errors: allIssues.filter((i) => i.severity === "error").length,
+      warnings: allIssues.filter((i) => i.severity === "warning").length,
+    },
+    runs: runReports,
+    withdrawn,
+  };
+
+  const staged = await createStagingDir(distDir, RELEASES_DIR);
+  const volcanoes = volcanoesResource([...decision.byReftime.values()]);
+  const drafts: ArtefactDraft[] = [
+    { key: "reftimes.json", file: "reftimes.json", contentType: CONTENT_TYPES.json, body: jsonBody([{ reftimes }]) },
+    { key: "changelog.rss", file: "changelog.rss", contentType: CONTENT_TYPES.rss, body: Buffer.from(renderChangelog(history, { publicUrl: options.publicUrl })) },
+    volcanoes,
+  ];
+  const previousArtefacts = previous?.index.artefacts ?? {};
+  const listArtefacts = await writeArtefacts(staged.dir, releaseFromDist, drafts, previousArtefacts, now);
+  report.durationMs = Math.round(performance.now() - started);
+  const reportArtefact = await writeArtefacts(staged.dir, releaseFromDist, [{ key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) }], previousArtefacts, now);
+
+  const artefacts: Record<string, Artefact> = { ...listArtefacts, ...reportArtefact };
+  const resources: Record<string, string> = { [VOLCANOES_RESOURCE]: volcanoes.key };
+  const indexRuns: ReleaseIndex["runs"] = {};
+  for (const reftime of [...reftimes].reverse()) {
+    const build = decision.byReftime.get(reftime)!;
+    Object.assign(artefacts, build.artefacts);
+    Object.assign(resources, build.resources);
+    indexRuns[reftime] = { reftime, type: build.type, source: decision.folderOf.get(reftime)!, json: build.json, ...(build.png ? { png: build.png } : {}) };
+  }
+  const state: BuildState = {
+    format: prevState.format,
+    pipeline,
+    files: Object.fromEntries(nextFiles),
+    runs,
+    published: Object.fromEntries([...decision.folderOf].sort()),
+    events: history,
+    digest,
+    publicUrl: options.publicUrl,
+  };
+  await writeFile(path.join(staged.dir, STATE_FILE), `${JSON.stringify(state)}\n`);
+  const index: ReleaseIndex = {
+    format: RELEASE_INDEX_FORMAT,
+    release: releaseId,
+    built: now,
+    reftimes,
+    runs: indexRuns,
+    resources: sortKeys(resources),
+    lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
+    artefacts: sortKeys(artefacts),
+  };
+  await switchToRelease(distDir, staged, releaseId, index);
+  const garbage = await collectGarbage(distDir);
+  log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
+  if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
+  return { release: releaseId, published: true, report, events };
+}
+
+/** Reuses a folder's last outcome when its inputs are unchanged; otherwise reads, validates and renders it. */
+async function updateRun(
+  run: ScannedRun,
+  prior: RunState | undefined,
+  pipeline: string,
+  priorFiles: BuildState["files"],
+  options: BuildOptions & { builtAt: string },
+  rebuilding: (why: string) => void,
+): Promise<RunState> {
+  if (run.partial.length) {
+    return {
+      inputs: prior?.inputs ?? "",
+      waiting: true,
+      issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "the run is built once every *.part file has been renamed to its final name" }],
+      ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
+    };
+  }
+  const inputs = inputsHash(run, pipeline);
+  if (prior && prior.inputs === inputs && !prior.waiting) return prior;
+  rebuilding(whyRebuild(run, prior, priorFiles));
+
+  const { issues, assembled } = await validateRun(run, options.defaultRunType);
+  const base: RunState = { inputs, waiting: false, issues: issues.list, ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}) };
+  if (!assembled) return base;
+
+  const reftime = assembled.model.meta.reftime;
+  const drafts = await renderRun(assembled);
+  const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}`;
+  const dirFromDist = path.posix.join(RUNS_DIR, dirName);
+  const staged = await createStagingDir(options.distDir, RUNS_DIR);
+  const previousArtefacts = prior?.lastGood?.artefacts ?? {};
+  const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts, previousArtefacts, options.builtAt);
+  await staged.commit(dirName);
+  const json = drafts[0]!;
+  const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
+  const current: RunBuild = {
+    inputs,
+    reftime,
+    type: assembled.model.meta.type,
+    modelSha256: artefacts[json.key]!.sha256,
+    dir: dirFromDist,
+    artefacts,
+    resources,
+    json: json.key,
+    ...(assembled.volcano ? { volcano: { name: assembled.volcano.name, lat: assembled.volcano.lat, lon: assembled.volcano.lon } } : {}),
+  };
+  return { ...base, current };
+}
+
+function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: BuildState["files"]): string {
+  if (!prior) return "new run folder";
+  if (prior.waiting) return "its files have arrived";
+  const now = new Map(run.files.map((f) => [f.name, f.sha256]));
+  const changed: string[] = [];
+  const priorNames = Object.keys(priorFiles).filter((key) => key.startsWith(`${run.folder}/`)).map((key) => key.slice(run.folder.length + 1));
+  for (const name of priorNames) {
+    if (!now.has(name)) changed.push(`${name} removed`);
+    else if (now.get(name) !== priorFiles[`${run.folder}/${name}`]!.sha256) changed.push(`${name} changed`);
+  }
+  for (const name of now.keys()) if (!priorNames.includes(name)) changed.push(`${name} added`);
+  return changed.length ? changed.join(", ") : "the pipeline changed";
+}
+
+interface PublishDecision {
+  byReftime: Map<string, RunBuild>;
+  folderOf: Map<string, string>;
+  /** Folder to the build of it that is served. */
+  servedBuild: Map<string, RunBuild>;
+  /** Folder to why it is not served although valid. */
+  losers: Map<string, { status: "duplicate" | "variant-conflict"; winner: string }>;
+}
+
+const TYPE_RANK: Record<RunType, number> = Object.fromEntries(RUN_TYPES.map((t, i) => [t, i])) as Record<RunType, number>;
+
+/**
+ * One folder per reftime. Identical content is a duplicate (the first folder by name is served).
+ * Different content is a variant conflict, settled by a fixed rule: a Real Eruption beats a
+ * Rehearsal beats an Exercise (an exercise must never hide a real eruption), then the folder whose
+ * name sorts last wins (a corrected copy is named after the original, e.g. `..._v2`).
+ */
+export function decidePublished(runs: Readonly<Record<string, RunState>>): PublishDecision {
+  const candidates = new Map<string, Array<{ folder: string; build: RunBuild }>>();
+  for (const [folder, state] of Object.entries(runs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const build = state.current ?? state.lastGood;
+    if (!build) continue;
+    const list = candidates.get(build.reftime) ?? [];
+    list.push({ folder, build });
+    candidates.set(build.reftime, list);
+  }
+  const decision: PublishDecision = { byReftime: new Map(), folderOf: new Map(), servedBuild: new Map(), losers: new Map() };
+  for (const [reftime, list] of candidates) {
+    const winner = [...list].sort((a, b) => TYPE_RANK[b.build.type] - TYPE_RANK[a.build.type] || (a.folder < b.folder ? 1 : -1))[0]!;
+    // Among identical copies, the first folder by name is the one served.
+    const served = list.find((c) => c.build.modelSha256 === winner.build.modelSha256)!;
+    decision.byReftime.set(reftime, served.build);
+    decision.folderOf.set(reftime, served.folder);
+    decision.servedBuild.set(served.folder, served.build);
+    for (const other of list) {
+      if (other === served) continue;
+      decision.losers.set(other.folder, { status: other.build.modelSha256 === served.build.modelSha256 ? "duplicate" : "variant-conflict", winner: served.folder });
+    }
+  }
+  return decision;
+}
+
+function reportRun(folder: string, state: RunState, decision: PublishDecision, rebuilt: string | undefined): RunReport {
+  const served = decision.servedBuild.get(folder);
+  const loser = decision.losers.get(folder);
+  const build = state.current ?? state.lastGood;
+  const base = { folder, ...(build ? { reftime: build.reftime, type: build.type } : {}), ...(rebuilt ? { rebuilt } : {}), issues: state.issues };
+  if (served && state.current === served) return { ...base, status: "published" };
+  if (served) {
+    return { ...base, status: "kept-last-good", note: state.waiting ? "files are still arriving; the last good version stays published" : "its files are invalid now; the last good version stays published until they are fixed or the folder is removed" };
+  }
+  if (loser?.status === "duplicate") return { ...base, status: "duplicate", note: `same content as ${loser.winner}, which is published` };
+  if (loser) return { ...base, status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last)` };
+  return { ...base, status: state.waiting ? "waiting" : "invalid" };
+}
+
+async function readModel(distDir: string, build: RunBuild): Promise<AshModel> {
+  const file = build.artefacts[build.json]!.identity.file;
+  return AshModel.parse(JSON.parse(await readFile(path.join(distDir, file), "utf8")));
+}
+
+async function readReport(distDir: string, index: ReleaseIndex): Promise<BuildReport> {
+  const file = index.artefacts[index.lists.report]!.identity.file;
+  return JSON.parse(await readFile(path.join(distDir, file), "utf8")) as BuildReport;
+}
+
+/** `volcanoes.json`: the volcanoes of the published runs, newest reftime first, for clients' pickers. */
+function volcanoesResource(served: RunBuild[]): ArtefactDraft {
+  const volcanoes = new Map<string, { name: string; lat: number; lon: number; reftimes: string[] }>();
+  for (const build of [...served].sort((a, b) => (a.reftime < b.reftime ? 1 : -1))) {
+    if (!build.volcano) continue;
+    const entry = volcanoes.get(build.volcano.name) ?? { ...build.volcano, reftimes: [] };
+    entry.reftimes.push(build.reftime);
+    volcanoes.set(build.volcano.name, entry);
+  }
+  const body = jsonBody([...volcanoes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
+  return { key: resourceKey(VOLCANOES_RESOURCE), file: `resources/${VOLCANOES_RESOURCE}`, contentType: CONTENT_TYPES.json, body, resourceName: VOLCANOES_RESOURCE };
+}
+
+function sortKeys<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

@@ -1,0 +1,66 @@
+/**
+ * What a build remembers for the next one (`state.json` beside the release index; the server never
+ * reads it): file fingerprints, each run folder's input hash and outcome, its last good build, and the
+ * changelog history. A missing or unreadable state only costs a full rebuild.
+ */
+import { z } from "zod";
+import { PublishedInstant, RunType } from "../contract/ashModel.ts";
+import { ReportIssue } from "../contract/buildReport.ts";
+import { Artefact } from "../contract/releaseIndex.ts";
+
+export const BUILD_STATE_FORMAT = 1;
+
+/** A valid build of one run folder: everything needed to publish it again without reading it. */
+export const RunBuild = z.strictObject({
+  inputs: z.string(),
+  reftime: PublishedInstant,
+  type: RunType,
+  /** sha256 of the AshModel JSON: equal content across folders means a duplicate. */
+  modelSha256: z.string(),
+  /** Directory of its artefacts, relative to the dist directory. */
+  dir: z.string(),
+  artefacts: z.record(z.string(), Artefact),
+  resources: z.record(z.string(), z.string()),
+  json: z.string(),
+  png: z.string().optional(),
+  volcano: z.strictObject({ name: z.string(), lat: z.number(), lon: z.number() }).optional(),
+});
+export type RunBuild = z.infer<typeof RunBuild>;
+
+export const RunState = z.strictObject({
+  inputs: z.string(),
+  issues: z.array(ReportIssue),
+  /** Files still arriving when last seen. */
+  waiting: z.boolean(),
+  /** The build of the current inputs, when they are valid. */
+  current: RunBuild.optional(),
+  /** The last build of this folder that was published; kept when the folder turns bad. */
+  lastGood: RunBuild.optional(),
+});
+export type RunState = z.infer<typeof RunState>;
+
+export const ChangelogEventSchema = z.strictObject({
+  kind: z.enum(["published", "updated", "withdrawn"]),
+  reftime: PublishedInstant,
+  type: z.string(),
+  time: PublishedInstant,
+  detail: z.string(),
+});
+
+export const BuildState = z.strictObject({
+  format: z.literal(BUILD_STATE_FORMAT),
+  pipeline: z.string(),
+  files: z.record(z.string(), z.strictObject({ size: z.number(), mtimeMs: z.number(), ino: z.number(), sha256: z.string() })),
+  runs: z.record(z.string(), RunState),
+  /** Which folder's build is served for each reftime. */
+  published: z.record(PublishedInstant, z.string()),
+  events: z.array(ChangelogEventSchema),
+  /** Digest of what the release serves and reports: an equal digest means no new release is needed. */
+  digest: z.string().optional(),
+  publicUrl: z.string().optional(),
+});
+export type BuildState = z.infer<typeof BuildState>;
+
+export function emptyState(pipeline: string): BuildState {
+  return { format: BUILD_STATE_FORMAT, pipeline, files: {}, runs: {}, published: {}, events: [] };
+}

@@ -1,0 +1,112 @@
+/**
+ * The product's change feed: one event per publish, update and withdrawal of a run, saying what
+ * changed, rendered as RSS 2.0 with `feed`. Events are kept in the build state so the feed carries
+ * history across builds; bytes depend only on the events (no "now" inside).
+ */
+import { Feed } from "feed";
+import type { AshModel } from "../contract/ashModel.ts";
+
+export type ChangeKind = "published" | "updated" | "withdrawn";
+
+export interface ChangelogEvent {
+  kind: ChangeKind;
+  reftime: string;
+  /** Run type at the time of the event, so an exercise never reads as a real eruption. */
+  type: string;
+  /** When the release with this change was built. */
+  time: string;
+  /** What changed, in a sentence or a few. */
+  detail: string;
+}
+
+/** How many events the feed keeps: weeks of a busy eruption at four runs a day. */
+export const MAX_CHANGELOG_EVENTS = 200;
+
+/** Sentences saying how `after` differs from `before` (empty when nothing a client sees changed). */
+export function describeChanges(before: AshModel, after: AshModel): string[] {
+  const changes: string[] = [];
+  if (before.meta.type !== after.meta.type) changes.push(`type changed from ${before.meta.type} to ${after.meta.type}`);
+  if (before.meta.description !== after.meta.description) changes.push("description changed");
+  if (JSON.stringify(before.meta.latlonbox) !== JSON.stringify(after.meta.latlonbox)) changes.push("bounding box changed");
+  if (before.meta.report_url !== after.meta.report_url) changes.push("report url changed");
+  const layers = (model: AshModel) => new Map(model.layergroups.flatMap((g) => g.layers.map((l) => [`${g.name} / ${l.name}`, l] as const)));
+  const old = layers(before);
+  const now = layers(after);
+  for (const name of now.keys()) if (!old.has(name)) changes.push(`layer ${name} added`);
+  for (const name of old.keys()) if (!now.has(name)) changes.push(`layer ${name} removed`);
+  for (const [name, layer] of now) {
+    const prior = old.get(name);
+    if (!prior) continue;
+    if (prior.timesteps.length !== layer.timesteps.length) {
+      changes.push(`layer ${name}: ${prior.timesteps.length} → ${layer.timesteps.length} timesteps`);
+    } else if (JSON.stringify(prior) !== JSON.stringify(layer)) {
+      changes.push(`layer ${name} changed`);
+    }
+  }
+  return changes;
+}
+
+export function publishedEvent(model: AshModel, time: string): ChangelogEvent {
+  const layerCount = model.layergroups.reduce((n, g) => n + g.layers.length, 0);
+  return {
+    kind: "published",
+    reftime: model.meta.reftime,
+    type: model.meta.type,
+    time,
+    detail: `${model.meta.description} ${layerCount} layer${layerCount === 1 ? "" : "s"}, ${model.meta.timesteps.length} timesteps.`,
+  };
+}
+
+export function updatedEvent(before: AshModel, after: AshModel, time: string): ChangelogEvent {
+  const changes = describeChanges(before, after);
+  return {
+    kind: "updated",
+    reftime: after.meta.reftime,
+    type: after.meta.type,
+    time,
+    detail: changes.length ? `${capitalise(changes.join("; "))}.` : "Republished with new input files; the published content is unchanged.",
+  };
+}
+
+export function withdrawnEvent(reftime: string, type: string, time: string): ChangelogEvent {
+  return { kind: "withdrawn", reftime, type, time, detail: "The run was withdrawn and is no longer offered." };
+}
+
+export interface FeedOptions {
+  /** Absolute URL of the product base, e.g. `https://example.org/volcanicashforecast/0.1`. */
+  publicUrl: string;
+}
+
+/** RSS 2.0 of the events, newest first. */
+export function renderChangelog(events: readonly ChangelogEvent[], options: FeedOptions): string {
+  const base = options.publicUrl.replace(/\/+$/, "");
+  const feed = new Feed({
+    title: "Volcanic ash forecast: changes",
+    description: "Model runs published, updated and withdrawn by the volcanic ash forecast service.",
+    id: `${base}/`,
+    link: `${base}/`,
+    language: "en",
+    copyright: "CC BY 4.0",
+    generator: "ashcast",
+    // `updated` pins lastBuildDate: without it the feed would change on every build.
+    updated: new Date(events[0]?.time ?? "1970-01-01T00:00:00Z"),
+    feedLinks: { rss: `${base}/changelog` },
+  });
+  for (const event of events) {
+    const link = event.kind === "withdrawn" ? `${base}/reftimes` : `${base}/?reftime=${event.reftime}`;
+    feed.addItem({
+      title: `${capitalise(event.kind)}: ${event.type} run ${event.reftime}`,
+      id: `${event.kind}/${event.reftime}/${event.time}`,
+      guid: `${event.kind}/${event.reftime}/${event.time}`,
+      link,
+      date: new Date(event.time),
+      description: event.detail,
+      category: [{ name: event.type }],
+    });
+  }
+  return feed.rss2();
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,71 @@
+/**
+ * `ashcast check`: validates a runs directory (or one run folder) exactly as a build would, and
+ * reports every problem, duplicates and variant conflicts included, without writing anything.
+ */
+import { createHash } from "node:crypto";
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import type { RunType } from "../contract/ashModel.ts";
+import type { RunReport } from "../contract/buildReport.ts";
+import { UserError } from "../errors.ts";
+import { jsonBody } from "./artefacts.ts";
+import { decidePublished } from "./build.ts";
+import type { RunState } from "./buildState.ts";
+import { renderRun } from "./renderRun.ts";
+import { isRunFolderName, scanRun, scanRuns, type FileFingerprint, type ScannedRun } from "./scanRuns.ts";
+import { validateRun } from "./validateRun.ts";
+
+export interface CheckResult {
+  runs: RunReport[];
+  errors: number;
+  warnings: number;
+}
+
+export async function check(dir: string, defaultRunType?: RunType): Promise<CheckResult> {
+  const dirStat = await stat(dir).catch(() => undefined);
+  if (!dirStat?.isDirectory()) throw new UserError("no such directory", { where: dir, fix: "give a runs directory or one run folder" });
+  const scanned = (await isSingleRunFolder(dir))
+    ? [await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), new Map(), new Map<string, FileFingerprint>())]
+    : await scanRuns(dir, new Map(), new Map<string, FileFingerprint>());
+
+  const states: Record<string, RunState> = {};
+  for (const run of scanned) states[run.folder] = await checkRun(run, defaultRunType);
+  const decision = decidePublished(states);
+  const runs = scanned.map((run): RunReport => {
+    const state = states[run.folder]!;
+    const build = state.current;
+    const loser = decision.losers.get(run.folder);
+    const base = { folder: run.folder, ...(build ? { reftime: build.reftime, type: build.type } : {}), issues: state.issues };
+    if (state.waiting) return { ...base, status: "waiting" };
+    if (!build) return { ...base, status: "invalid" };
+    if (loser) return { ...base, status: loser.status, note: `same reftime as ${loser.winner}${loser.status === "duplicate" ? " with the same content" : " with other content"}; ${loser.winner} would be published` };
+    return { ...base, status: "published" };
+  });
+  const issues = runs.flatMap((r) => r.issues);
+  return { runs, errors: issues.filter((i) => i.severity === "error").length, warnings: issues.filter((i) => i.severity === "warning").length };
+}
+
+async function checkRun(run: ScannedRun, defaultRunType: RunType | undefined): Promise<RunState> {
+  if (run.partial.length) {
+    return { inputs: "", waiting: true, issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "rename each *.part file to its final name when it is complete" }] };
+  }
+  const { issues, assembled } = await validateRun(run, defaultRunType);
+  if (!assembled) return { inputs: "", waiting: false, issues: issues.list };
+  const drafts = await renderRun(assembled); // rendering is part of checking: it must not fail at build time
+  const modelSha256 = createHash("sha256").update(drafts[0]?.body ?? jsonBody(assembled.model)).digest("hex");
+  const { reftime, type } = assembled.model.meta;
+  return {
+    inputs: "",
+    waiting: false,
+    issues: issues.list,
+    current: { inputs: "", reftime, type, modelSha256, dir: "", artefacts: {}, resources: {}, json: "" },
+  };
+}
+
+/** A folder holding files (and no run folders) is one run; otherwise it is a runs directory. */
+async function isSingleRunFolder(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const hasRunFolders = entries.some((e) => e.isDirectory() && isRunFolderName(e.name));
+  const hasFiles = entries.some((e) => e.isFile() && !e.name.startsWith("."));
+  return hasFiles && !hasRunFolders;
+}

@@ -1,0 +1,50 @@
+/**
+ * The readers of run inputs, one per kind, and the step that offers each file of a run folder to them.
+ * NetCDF model output plugs in here as one more reader.
+ */
+import { open, readFile } from "node:fs/promises";
+import type { Issues } from "../issues.ts";
+import type { ScannedRun } from "../scanRuns.ts";
+import { kmlReader } from "./kml.ts";
+import { manifestReader } from "./manifest.ts";
+import type { InputReader, InputReading, RunInputFile } from "./types.ts";
+import { volcanoXmlReader } from "./volcanoXml.ts";
+import { wmsCapabilitiesReader } from "./wmsCapabilities.ts";
+
+export const READERS: readonly InputReader[] = [manifestReader, volcanoXmlReader, kmlReader, wmsCapabilitiesReader];
+
+const HEAD_BYTES = 512;
+
+/** Reads every file of a run with the reader that accepts it; files no reader takes are reported. */
+export async function readRun(run: ScannedRun, issues: Issues, readers: readonly InputReader[] = READERS): Promise<InputReading[]> {
+  const readings: InputReading[] = [];
+  for (const scanned of run.files) {
+    const file: RunInputFile = {
+      name: scanned.name,
+      displayPath: `${run.folder}/${scanned.name}`,
+      absolutePath: scanned.absolutePath,
+      size: scanned.size,
+      bytes: () => readFile(scanned.absolutePath),
+    };
+    const head = await readHead(scanned.absolutePath);
+    const reader = readers.find((candidate) => candidate.accepts(file, head));
+    if (!reader) {
+      issues.warning(file.displayPath, "no reader takes this file, so it is not published", "remove it, or see docs/runs.md for the files a run may hold");
+      continue;
+    }
+    const reading = await reader.read(file, issues);
+    if (reading) readings.push(reading);
+  }
+  return readings;
+}
+
+async function readHead(filePath: string): Promise<Buffer> {
+  const handle = await open(filePath, "r");
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,47 @@
+/** Reads `run.json`, the forecaster's manifest, against the zod schema of the runs contract. */
+import type { Issues } from "../issues.ts";
+import { RunManifest } from "../runManifest.ts";
+import type { InputReader, InputReading, RunInputFile } from "./types.ts";
+
+export const MANIFEST_FILE = "run.json";
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+export const manifestReader: InputReader = {
+  kind: "manifest",
+  accepts: (file) => file.name === MANIFEST_FILE,
+  async read(file: RunInputFile, issues: Issues): Promise<InputReading | undefined> {
+    if (file.size > MAX_MANIFEST_BYTES) {
+      issues.error(file.displayPath, `the manifest is ${file.size} bytes, more than the ${MAX_MANIFEST_BYTES} accepted`, "keep run.json to the fields of docs/runs.md");
+      return undefined;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse((await file.bytes()).toString("utf8"));
+    } catch (error) {
+      issues.error(file.displayPath, `not valid JSON: ${(error as Error).message}`, "fix the JSON syntax (an editor with templates/run.schema.json points at it)");
+      return undefined;
+    }
+    const parsed = RunManifest.safeParse(json);
+    if (!parsed.success) {
+      for (const problem of parsed.error.issues) {
+        const field = problem.path.length ? formatPath(problem.path) : undefined;
+        issues.error(file.displayPath, problem.message, fixFor(problem), field);
+      }
+      return undefined;
+    }
+    return { kind: "manifest", file, manifest: parsed.data };
+  },
+};
+
+function formatPath(segments: ReadonlyArray<PropertyKey>): string {
+  return segments.map((segment, i) => (typeof segment === "number" ? `[${segment}]` : `${i ? "." : ""}${String(segment)}`)).join("");
+}
+
+function fixFor(problem: { code: string; path: ReadonlyArray<PropertyKey>; keys?: string[] }): string {
+  const field = problem.path.at(-1);
+  if (problem.code === "unrecognized_keys") return `remove ${(problem.keys ?? []).join(", ")} (see docs/runs.md for the fields of run.json)`;
+  if (field === "type") return 'set "type" to "Exercise", "Rehearsal" or "Real Eruption"';
+  if (field === "reftime") return 'write the reference time as "YYYY-MM-DDTHH:MM:SSZ", e.g. "2024-05-01T12:00:00Z"';
+  if (field === "base_url" || field === "report_url") return "give an absolute http:// or https:// URL";
+  return "correct this field as docs/runs.md describes (templates/run.schema.json checks it in an editor)";
+}

@@ -1,0 +1,182 @@
+/**
+ * The dist directory as a store of immutable releases, switched atomically:
+ *
+ *   dist/current             symlink -> releases/<id>   (swapped with rename: readers see old or new, whole)
+ *   dist/releases/<id>/      index.json (written last), state.json, reftimes.json, changelog.rss, report.json ...
+ *   dist/runs/<reftime>-<h>/ a run's artefacts, immutable, named by its input hash and shared by releases
+ *
+ * Everything is written under a `.tmp-*` name first and renamed into place, so SIGKILL at any moment
+ * leaves the previous release whole; the next build sweeps the temporaries.
+ */
+import { randomBytes } from "node:crypto";
+import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { ReleaseIndex } from "../contract/releaseIndex.ts";
+import { UserError } from "../errors.ts";
+import { BuildState } from "./buildState.ts";
+
+export const CURRENT_LINK = "current";
+export const RELEASES_DIR = "releases";
+export const RUNS_DIR = "runs";
+export const INDEX_FILE = "index.json";
+export const STATE_FILE = "state.json";
+const LOCK_FILE = ".build.lock";
+const TMP_PREFIX = ".tmp-";
+/** Releases kept besides the current one, so a server still reading the previous release finds its files. */
+export const KEEP_RELEASES = 3;
+
+const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
+
+/** Takes the build lock (one build at a time across processes). Returns the function that releases it. */
+export async function acquireBuildLock(distDir: string): Promise<() => Promise<void>> {
+  await mkdir(distDir, { recursive: true });
+  const lockPath = path.join(distDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockPath, "wx");
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      return () => rm(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const holder = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
+      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+        throw new UserError(`another build is running (pid ${holder})`, {
+          where: distDir,
+          fix: `wait for it to finish, or stop process ${holder}; only one build may write ${distDir} at a time`,
+        });
+      }
+      await rm(lockPath, { force: true }); // left by a build that was killed
+    }
+  }
+  throw new UserError("could not take the build lock", { where: path.join(distDir, LOCK_FILE), fix: "remove the lock file if no build is running" });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
+export async function sweepTemporaries(distDir: string): Promise<number> {
+  let removed = 0;
+  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR)]) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (name.startsWith(TMP_PREFIX)) {
+        await rm(path.join(dir, name), { recursive: true, force: true });
+        removed++;
+      }
+    }
+  }
+  return removed;
+}
+
+export interface LoadedRelease {
+  id: string;
+  index: ReleaseIndex;
+  state: BuildState | undefined;
+}
+
+/** The release `dist/current` points at, or undefined when there is none (or it cannot be read). */
+export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease | undefined> {
+  let target: string;
+  try {
+    target = await readlink(path.join(distDir, CURRENT_LINK));
+  } catch {
+    return undefined;
+  }
+  const releaseDir = path.resolve(distDir, target);
+  try {
+    const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
+    const stateText = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
+    const parsedState = stateText === undefined ? undefined : BuildState.safeParse(JSON.parse(stateText));
+    return { id: path.basename(releaseDir), index, state: parsedState?.success ? parsedState.data : undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A fresh temporary directory under `dist/<parent>`, and the function that renames it into place. */
+export async function createStagingDir(distDir: string, parent: string): Promise<{ dir: string; commit(name: string): Promise<void> }> {
+  const parentDir = path.join(distDir, parent);
+  await mkdir(parentDir, { recursive: true });
+  const dir = path.join(parentDir, tmpName());
+  await mkdir(dir);
+  return {
+    dir,
+    async commit(name: string) {
+      const target = path.join(parentDir, name);
+      try {
+        await rename(dir, target);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // Same name means same inputs, hence same bytes: the existing directory is as good.
+        if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** Writes the index last into the staged release, renames it into place and swaps `current` to it. */
+export async function switchToRelease(distDir: string, staged: { dir: string; commit(name: string): Promise<void> }, id: string, index: ReleaseIndex): Promise<void> {
+  const indexPath = path.join(staged.dir, INDEX_FILE);
+  const handle = await open(indexPath, "w");
+  await handle.writeFile(`${JSON.stringify(index)}\n`);
+  await handle.sync();
+  await handle.close();
+  await staged.commit(id);
+  const link = path.join(distDir, tmpName());
+  await symlink(path.posix.join(RELEASES_DIR, id), link);
+  await rename(link, path.join(distDir, CURRENT_LINK));
+}
+
+/**
+ * Deletes releases older than the newest KEEP_RELEASES and run directories no kept release uses.
+ * Reads only the kept releases' indexes. Call with the lock held.
+ */
+export async function collectGarbage(distDir: string): Promise<{ releases: number; runs: number }> {
+  const releasesDir = path.join(distDir, RELEASES_DIR);
+  const releaseIds = (await readdir(releasesDir).catch(() => [] as string[])).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
+  const kept = releaseIds.slice(-KEEP_RELEASES);
+  const current = await readlink(path.join(distDir, CURRENT_LINK)).then((t) => path.basename(t), () => undefined);
+  if (current && !kept.includes(current)) kept.push(current);
+  let releases = 0;
+  for (const id of releaseIds) {
+    if (!kept.includes(id)) {
+      await rm(path.join(releasesDir, id), { recursive: true, force: true });
+      releases++;
+    }
+  }
+  const used = new Set<string>();
+  for (const id of kept) {
+    try {
+      const index = JSON.parse(await readFile(path.join(releasesDir, id, INDEX_FILE), "utf8")) as ReleaseIndex;
+      for (const artefact of Object.values(index.artefacts)) used.add(artefact.identity.file.split("/").slice(0, 2).join("/"));
+      // Valid builds that are not served (duplicates, conflict losers) are kept for when they win.
+      const state = JSON.parse(await readFile(path.join(releasesDir, id, STATE_FILE), "utf8")) as BuildState;
+      for (const run of Object.values(state.runs)) for (const build of [run.current, run.lastGood]) if (build) used.add(build.dir);
+    } catch {
+      return { releases, runs: 0 }; // an unreadable kept release: delete no run data it might use
+    }
+  }
+  let runs = 0;
+  for (const name of await readdir(path.join(distDir, RUNS_DIR)).catch(() => [] as string[])) {
+    if (!name.startsWith(TMP_PREFIX) && !used.has(`${RUNS_DIR}/${name}`)) {
+      await rm(path.join(distDir, RUNS_DIR, name), { recursive: true, force: true });
+      runs++;
+    }
+  }
+  return { releases, runs };
+}
+
+/** Writes a small file in a staging directory (creating sub-directories). */
+export async function writeStagedFile(dir: string, file: string, body: Buffer | string): Promise<void> {
+  await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+  await writeFile(path.join(dir, file), body);
+}

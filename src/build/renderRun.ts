@@ -1,0 +1,41 @@
+/**
+ * The artefacts of one valid run: its AshModel JSON and its KML layers (whole, and one per timestep).
+ * Each renderer is a function of the assembled run alone, so bytes are the same for the same inputs.
+ * The reftime PNG map is one more renderer (the model-output work); the index has its slot (`png`).
+ */
+import { AshModel } from "../contract/ashModel.ts";
+import { InternalError } from "../errors.ts";
+import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
+import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, runJsonKey } from "./artefactNames.ts";
+import type { AssembledRun } from "./assembleRun.ts";
+
+export type RunRenderer = (run: AssembledRun) => ArtefactDraft[] | Promise<ArtefactDraft[]>;
+
+export function renderModelJson(run: AssembledRun): ArtefactDraft[] {
+  // The schema is the contract: a model that does not pass it is our bug, never published.
+  const checked = AshModel.safeParse(run.model);
+  if (!checked.success) throw new InternalError(`the AshModel of ${run.model.meta.reftime} breaks the contract: ${checked.error.message}`);
+  return [{ key: runJsonKey(run.model.meta.reftime), file: "model.json", contentType: CONTENT_TYPES.json, body: jsonBody(run.model) }];
+}
+
+export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
+  const reftime = run.model.meta.reftime;
+  return run.kmlLayers.flatMap((layer) => {
+    const wholeName = kmlResourceName(reftime, layer.slug);
+    const whole: ArtefactDraft = { key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: layer.kml.whole, resourceName: wholeName };
+    if (layer.kml.times.length === 0) return [whole];
+    return [
+      whole,
+      ...layer.times.map((time) => {
+        const name = kmlTimeResourceName(reftime, layer.slug, time);
+        return { key: resourceKey(name), file: kmlFile(layer.slug, time), contentType: CONTENT_TYPES.kml, body: layer.kml.forTime(time), resourceName: name };
+      }),
+    ];
+  });
+}
+
+export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers];
+
+export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
+  return (await Promise.all(renderers.map((render) => render(run)))).flat();
+}

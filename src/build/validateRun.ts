@@ -1,0 +1,22 @@
+/** Reads and validates one scanned run folder: the step `build` and `check` share. Writes nothing. */
+import type { RunType } from "../contract/ashModel.ts";
+import { assembleRun, type AssembledRun } from "./assembleRun.ts";
+import { Issues } from "./issues.ts";
+import { readRun } from "./readers/index.ts";
+import type { ScannedRun } from "./scanRuns.ts";
+
+export interface ValidatedRun {
+  issues: Issues;
+  /** The run ready to render, when it has no errors. */
+  assembled?: AssembledRun;
+}
+
+export async function validateRun(run: ScannedRun, defaultRunType: RunType | undefined): Promise<ValidatedRun> {
+  const issues = new Issues();
+  for (const refused of run.refused) {
+    issues.error(`${run.folder}/${refused.name}`, refused.why, "replace it with a plain file, or remove it");
+  }
+  const readings = await readRun(run, issues);
+  const assembled = assembleRun(run.folder, readings, issues, defaultRunType ? { defaultRunType } : {});
+  return assembled && !issues.hasErrors ? { issues, assembled } : { issues };
+}

@@ -1,0 +1,122 @@
+/**
+ * `ashcast watch`: builds once, then rebuilds whenever runs/ changes.
+ * Files must be complete before they are read: chokidar's awaitWriteFinish holds an event until the
+ * file has stopped growing, `*.part` files and folders are ignored until renamed, and a build waits for
+ * runs/ to be quiet (debounce). One build at a time; changes that arrive during a build start another.
+ * Whatever a build finds is validated fully, so a file caught half-written is an invalid run, never a
+ * published one.
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import chokidar, { type FSWatcher } from "chokidar";
+import { formatError } from "../errors.ts";
+import { build, type BuildOptions, type BuildResult } from "./build.ts";
+import { isTemporaryName } from "./scanRuns.ts";
+
+export interface WatchOptions extends BuildOptions {
+  /** Quiet time on runs/ before a build starts. */
+  debounceMs?: number;
+  /** How long a file's size must stay unchanged before its event is delivered. */
+  stabilityMs?: number;
+  /** Called after every build, successful or not. */
+  onBuild?: (outcome: { result?: BuildResult; error?: unknown }) => void;
+}
+
+export interface Watcher {
+  /** Resolves when no build is running or pending. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function watchRuns(options: WatchOptions): Promise<Watcher> {
+  const log = options.log ?? (() => {});
+  const debounceMs = options.debounceMs ?? 400;
+  const stabilityMs = options.stabilityMs ?? 1000;
+  const runsDir = path.resolve(options.runsDir);
+  const distDir = path.resolve(options.distDir);
+
+  let building: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let pending = false;
+  /** Latest modification time among the changes waiting for a build (for the publish latency). */
+  let changedAt: number | undefined;
+  const reasons = new Set<string>();
+  const idleWaiters: Array<() => void> = [];
+
+  const runBuild = async (): Promise<void> => {
+    const changes = [...reasons];
+    const since = changedAt;
+    reasons.clear();
+    changedAt = undefined;
+    pending = false;
+    if (changes.length) log(`change: ${changes.slice(0, 5).join(", ")}${changes.length > 5 ? ` and ${changes.length - 5} more` : ""}`);
+    try {
+      const result = await build(options);
+      if (since !== undefined && result.published) log(`published ${Date.now() - since} ms after the last change was written`);
+      options.onBuild?.({ result });
+    } catch (error) {
+      // A failed build leaves the last release served; say why and keep watching.
+      log(`build failed, the last release is still served:\n${formatError(error)}`);
+      options.onBuild?.({ error });
+    }
+  };
+
+  const loop = async (): Promise<void> => {
+    do await runBuild();
+    while (pending && !timer);
+    building = undefined;
+    if (!timer) for (const resolve of idleWaiters.splice(0)) resolve();
+  };
+
+  const schedule = (): void => {
+    pending = true;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (!building) building = loop();
+    }, debounceMs);
+  };
+
+  const onEvent = (event: string, filePath: string, stats?: { mtimeMs: number }): void => {
+    const relative = path.relative(runsDir, filePath) || ".";
+    reasons.add(`${event} ${relative}`);
+    const written = stats?.mtimeMs ?? Date.now();
+    changedAt = Math.max(changedAt ?? 0, Math.min(written, Date.now()));
+    schedule();
+  };
+
+  building = loop(); // the first build, before watching catches up
+  const watcher: FSWatcher = chokidar.watch(runsDir, {
+    ignoreInitial: true,
+    ignored: (candidate: string) => isIgnored(candidate, runsDir, distDir),
+    awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: Math.min(100, stabilityMs) },
+    depth: 2,
+  });
+  watcher.on("all", (event, filePath, stats) => onEvent(event, filePath, stats));
+  await new Promise<void>((resolve, reject) => {
+    watcher.once("ready", resolve);
+    watcher.once("error", reject);
+  });
+  watcher.on("error", (error) => log(`watch error: ${formatError(error)}`));
+  // A folder deleted while chokidar was starting would otherwise go unnoticed until the next change.
+  await stat(runsDir);
+
+  return {
+    idle: () => (building || timer ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
+    async close() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await watcher.close();
+      await building;
+    },
+  };
+}
+
+/** Ignores dist/ (when inside runs/), hidden entries, partial uploads and editor temporaries. */
+export function isIgnored(candidate: string, runsDir: string, distDir: string): boolean {
+  const absolute = path.resolve(candidate);
+  if (absolute === distDir || absolute.startsWith(distDir + path.sep)) return true;
+  const relative = path.relative(runsDir, absolute);
+  if (!relative || relative.startsWith("..")) return false;
+  return relative.split(path.sep).some((segment) => isTemporaryName(segment));
+}

@@ -1,0 +1,124 @@
+/**
+ * `ashcast`: build, watch, check and new-run. Exit codes: 0 all good; 1 some runs have errors (the valid
+ * ones were still published); 2 the command could not run (bad flag, missing directory, build locked);
+ * 70 internal error (a bug: please report it).
+ */
+import { Command, CommanderError, Option } from "commander";
+import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
+import { build } from "../build/build.ts";
+import { check } from "../build/check.ts";
+import { watchRuns } from "../build/watch.ts";
+import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
+import { newRun } from "./newRun.ts";
+import { formatRunReports, summarise } from "./printReport.ts";
+import { progressBar } from "./progress.ts";
+import { resolveBuildSettings, type BuildFlags } from "./settings.ts";
+
+export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const err = (line: string) => process.stderr.write(`${line}\n`);
+const stamp = (line: string) => `${new Date().toISOString().slice(11, 19)} ${line}`;
+
+function buildOptions(command: Command): Command {
+  return command
+    .option("--runs <dir>", "folder of run folders (env ASHCAST_RUNS)", undefined)
+    .option("--out <dir>", "where releases are published (env ASHCAST_DIST)", undefined)
+    .option("--public-url <url>", "public address of the product base path, for changelog links (env ASHCAST_PUBLIC_URL)")
+    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE); never guessed otherwise").choices(RUN_TYPES));
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = new Command("ashcast")
+    .description("Publishes volcanic ash forecast runs: validates runs/ and precomputes every artefact into dist/.")
+    .showHelpAfterError("(add --help for usage)");
+
+  buildOptions(program.command("build"))
+    .description("validate every run folder and publish a new release into the dist directory")
+    .addHelpText("after", "\nExit codes: 0 published, no errors; 1 published, some runs have errors; 2 could not build; 70 internal error.")
+    .action(async (flags: BuildFlags) => {
+      const settings = resolveBuildSettings(flags);
+      const result = await build({ ...settings, log: (line) => out(line), onProgress: progressBar() });
+      for (const line of formatRunReports(result.report.runs)) out(line);
+      out(summarise(result.report.runs));
+      if (result.report.counts.errors > 0) exitCode = EXIT.runErrors;
+    });
+
+  buildOptions(program.command("watch"))
+    .description("build, then rebuild whenever a run folder changes (Ctrl-C to stop)")
+    .option("--debounce <ms>", "quiet time before a build starts", "400")
+    .action(async (flags: BuildFlags & { debounce: string }) => {
+      const settings = resolveBuildSettings(flags);
+      const debounceMs = Number(flags.debounce);
+      if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UserError(`"${flags.debounce}" is not a number of milliseconds`, { where: "--debounce", fix: "give e.g. --debounce 400" });
+      const watcher = await watchRuns({
+        ...settings,
+        debounceMs,
+        log: (line) => out(stamp(line)),
+        onBuild: ({ result }) => {
+          if (!result) return;
+          for (const line of formatRunReports(result.report.runs)) out(line);
+        },
+      });
+      out(stamp(`watching ${settings.runsDir} (publishing into ${settings.distDir})`));
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      await watcher.close();
+    });
+
+  program
+    .command("check")
+    .description("validate a runs directory, or one run folder, without writing anything")
+    .argument("[dir]", "runs directory or run folder", "runs")
+    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none").choices(RUN_TYPES))
+    .addHelpText("after", "\nExit codes: 0 no errors (warnings allowed); 1 errors found; 2 could not check.")
+    .action(async (dir: string, flags: { defaultType?: RunType }) => {
+      const result = await check(dir, flags.defaultType);
+      for (const line of formatRunReports(result.runs)) out(line);
+      out(`${summarise(result.runs)}; ${result.errors} error(s), ${result.warnings} warning(s)`);
+      if (result.errors > 0) exitCode = EXIT.runErrors;
+    });
+
+  program
+    .command("new-run")
+    .description("create a run folder from templates/run, valid as created, to edit")
+    .argument("<name>", "folder name, e.g. 2024-05-01-hekla")
+    .requiredOption("--type <type>", `run type: ${RUN_TYPES.join(", ")}`)
+    .option("--runs <dir>", "folder of run folders", "runs")
+    .option("--reftime <time>", "reference time (default: the current hour)")
+    .option("--volcano <name>", "volcano name", "Hekla")
+    .option("--lat <deg>", "volcano latitude", "63.98")
+    .option("--lon <deg>", "volcano longitude", "-19.70")
+    .action(async (name: string, flags: { type: string; runs: string; reftime?: string; volcano: string; lat: string; lon: string }) => {
+      if (!(RUN_TYPES as readonly string[]).includes(flags.type)) {
+        throw new UserError(`"${flags.type}" is not a run type`, { where: "--type", fix: `use one of ${RUN_TYPES.map((t) => `"${t}"`).join(", ")}` });
+      }
+      const lat = Number(flags.lat);
+      const lon = Number(flags.lon);
+      if (!Number.isFinite(lat) || Math.abs(lat) > 90) throw new UserError(`"${flags.lat}" is not a latitude`, { where: "--lat", fix: "give decimal degrees between -90 and 90" });
+      if (!Number.isFinite(lon) || Math.abs(lon) > 180) throw new UserError(`"${flags.lon}" is not a longitude`, { where: "--lon", fix: "give decimal degrees between -180 and 180" });
+      const folder = await newRun({ runsDir: flags.runs, name, type: flags.type as RunType, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
+      out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);
+    });
+
+  for (const command of [program, ...program.commands]) {
+    command.exitOverride();
+    command.configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
+  }
+
+  try {
+    await program.parseAsync([...argv]);
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    err(formatError(error));
+    return error instanceof AshcastError && !(error instanceof InternalError) ? EXIT.usage : EXIT.internal;
+  }
+}
