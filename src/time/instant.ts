@@ -22,7 +22,7 @@ export function parseInstant(text: string): number | undefined {
   const match = ISO_DATE_TIME.exec(trimmed);
   if (match) {
     const [, y, mo, d, h, mi, s = "00", fraction = "", zone = "Z"] = match;
-    const ms = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s, fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0);
+    const ms = utc(+y!, +mo!, +d!, +h!, +mi!, +s, fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0);
     if (!isRealDate(+y!, +mo!, +d!, +h!, +mi!, +s)) return undefined;
     return ms - zoneOffsetMinutes(zone) * 60_000;
   }
@@ -30,9 +30,16 @@ export function parseInstant(text: string): number | undefined {
   if (basic) {
     const [, y, mo, d, h, mi, s = "00"] = basic;
     if (!isRealDate(+y!, +mo!, +d!, +h!, +mi!, +s)) return undefined;
-    return Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s);
+    return utc(+y!, +mo!, +d!, +h!, +mi!, +s, 0);
   }
   return undefined;
+}
+
+/** Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear does not. */
+function utc(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s, ms));
+  date.setUTCFullYear(y, mo - 1, d);
+  return date.getTime();
 }
 
 /**
@@ -62,7 +69,7 @@ function zoneOffsetMinutes(zone: string): number {
 }
 
 function isRealDate(y: number, mo: number, d: number, h: number, mi: number, s: number): boolean {
-  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return false;
-  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  return d <= daysInMonth;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 59) return false;
+  const date = new Date(utc(y, mo, d, 0, 0, 0, 0));
+  return date.getUTCMonth() === mo - 1 && date.getUTCDate() === d; // 30 February rolls over, and is refused
 }

@@ -1,8 +1,8 @@
 /**
  * XML from runs/ is untrusted: forecasters' KML, capabilities documents, volcano.xml.
- * Any DOCTYPE is refused before parsing, so no entity can be declared and an entity bomb is rejected
- * in one scan; only XML's five predefined entities and character references remain to be decoded.
- * Size is bounded before anything is parsed.
+ * Any ENTITY declaration is refused before parsing, so an entity bomb is rejected in one scan; only XML's
+ * five predefined entities and character references remain to be decoded. A DOCTYPE without entities is
+ * allowed: real WMS 1.1.1 capabilities start with one. Size is bounded before anything is parsed.
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 
@@ -19,7 +19,6 @@ export interface SafeXmlOptions {
   arrays?: ReadonlySet<string>;
 }
 
-const DOCTYPE = /<!DOCTYPE/i;
 const ENTITY = /<!ENTITY/i;
 
 /**
@@ -31,8 +30,8 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     throw new XmlInputError(`file is ${bytes.length} bytes, more than the ${options.maxBytes} accepted`);
   }
   const text = decodeXmlText(bytes);
-  if (DOCTYPE.test(text) || ENTITY.test(text)) {
-    throw new XmlInputError("the document has a DOCTYPE or ENTITY declaration, which is refused (entity expansion is a known attack)");
+  if (ENTITY.test(text)) {
+    throw new XmlInputError("the document declares an ENTITY, which is refused (entity expansion is a known attack)");
   }
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: true });
   if (valid !== true) {
@@ -43,9 +42,10 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     ignoreAttributes: false,
     attributeNamePrefix: "@_",
     removeNSPrefix: true,
-    // Safe only because DOCTYPE is refused above: no declared entity can reach the parser.
+    // Safe only because ENTITY declarations are refused above: no declared entity can reach the parser.
     processEntities: true,
-    htmlEntities: false,
+    // Decodes character references (&#38; &#x3C;) and still only XML's five named entities.
+    htmlEntities: { amp: "&", apos: "'", gt: ">", lt: "<", quot: '"' },
     parseTagValue: false,
     parseAttributeValue: false,
     trimValues: true,
