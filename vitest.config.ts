@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The JSON report carries the counts .ci/run prints as "N passed, N failed".
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-results.json" },
   },
 });

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian tools the tests use, only when missing (idempotent; quiet when all are there).
+# libxml2-utils: xmllint, an independent check that published KML and RSS are well-formed.
+set -euo pipefail
+packages=(libxml2-utils)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing test tools from Debian: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { XmlInputError, parseUntrustedXml } from "../../src/xml/safeXml.ts";
+
+const parse = (text: string, maxBytes = 10_000) => parseUntrustedXml(Buffer.from(text), { maxBytes }) as Record<string, any>;
+
+describe("parseUntrustedXml", () => {
+  it("decodes the predefined entities and character references, nothing else", () => {
+    const doc = parse('<a><b>A &amp; B &#38; C &#x3C; D &lt;&gt;&quot;&apos;</b><c x="1 &amp; 2"/></a>');
+    expect(doc.a.b).toBe(`A & B & C < D <>"'`);
+    expect(doc.a.c["@_x"]).toBe("1 & 2");
+  });
+
+  it("refuses an entity declaration (billion laughs) before parsing", () => {
+    const bomb = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ""};`.repeat(10)}">`).join("")}]><lolz>&lol9;</lolz>`;
+    expect(() => parse(bomb)).toThrow(XmlInputError);
+    expect(() => parse(bomb)).toThrow(/declares an ENTITY/);
+  });
+
+  it("accepts a DOCTYPE that declares no entity, as WMS 1.1.1 servers write", () => {
+    const doc = parse('<!DOCTYPE WMT_MS_Capabilities SYSTEM "http://schemas.opengis.net/wms/1.1.1/WMS_MS_Capabilities.dtd" [ <!ELEMENT VendorSpecificCapabilities EMPTY> ]><WMT_MS_Capabilities version="1.1.1"/>');
+    expect(doc.WMT_MS_Capabilities["@_version"]).toBe("1.1.1");
+  });
+
+  it("refuses a document over the size bound and one that is not well-formed, saying where", () => {
+    expect(() => parse(`<a>${"x".repeat(200)}</a>`, 100)).toThrow(/more than the 100 accepted/);
+    expect(() => parse("<a><b></a>")).toThrow(/not well-formed XML: .*line 1/);
+  });
+
+  it("strips namespace prefixes and reads UTF-8 with a byte-order mark", () => {
+    const doc = parseUntrustedXml(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<kml:kml xmlns:kml="http://www.opengis.net/kml/2.2"><kml:name>Eyjafjallajökull</kml:name></kml:kml>')]), { maxBytes: 1000 }) as Record<string, any>;
+    expect(doc.kml.name).toBe("Eyjafjallajökull");
+  });
+});
