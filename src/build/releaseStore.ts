@@ -11,14 +11,12 @@
 import { randomBytes } from "node:crypto";
 import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { ReleaseIndex } from "../contract/releaseIndex.ts";
+import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { BuildState } from "./buildState.ts";
 
-export const CURRENT_LINK = "current";
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
-export const INDEX_FILE = "index.json";
 export const STATE_FILE = "state.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";

@@ -8,6 +8,7 @@ import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import { build } from "../build/build.ts";
 import { check } from "../build/check.ts";
 import { watchRuns } from "../build/watch.ts";
+import { startServer } from "../server/serve.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
 import { newRun } from "./newRun.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
@@ -15,6 +16,19 @@ import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, type BuildFlags } from "./settings.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
+
+interface ServeFlags {
+  port: string;
+  host: string;
+  prefix: string;
+  removedVersions: string;
+}
+
+const untilSignal = () =>
+  new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -62,11 +76,57 @@ export async function main(argv: readonly string[]): Promise<number> {
         },
       });
       out(stamp(`watching ${settings.runsDir} (publishing into ${settings.distDir})`));
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
+      await untilSignal();
+      await watcher.close();
+    });
+
+  const serveOptions = (command: Command): Command =>
+    command
+      .option("--port <n>", "TCP port (env PORT)", process.env.PORT ?? "8080")
+      .option("--host <address>", "address to listen on (env HOST)", process.env.HOST ?? "127.0.0.1")
+      .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", process.env.ASHCAST_PREFIX ?? "")
+      .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "");
+
+  const listen = async (distDir: string, flags: ServeFlags) => {
+    const port = Number(flags.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
+    const server = await startServer({
+      distDir,
+      port,
+      host: flags.host,
+      prefix: flags.prefix,
+      removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
+      log: (line) => out(stamp(line)),
+    });
+    out(stamp(`serving ${server.url}/ from ${distDir}`));
+    return server;
+  };
+
+  serveOptions(program.command("serve"))
+    .description("serve the published release of the dist directory (follows new releases without restart)")
+    .option("--dist <dir>", "the dist directory (env ASHCAST_DIST)")
+    .action(async (flags: ServeFlags & { dist?: string }) => {
+      const settings = resolveBuildSettings({ ...(flags.dist ? { out: flags.dist } : {}) });
+      const server = await listen(settings.distDir, flags);
+      await untilSignal();
+      await server.close();
+    });
+
+  serveOptions(buildOptions(program.command("start")))
+    .description("watch runs/ and serve dist/ in one process (what npm start runs)")
+    .action(async (flags: ServeFlags & BuildFlags) => {
+      const settings = resolveBuildSettings(flags);
+      const watcher = await watchRuns({
+        ...settings,
+        log: (line) => out(stamp(line)),
+        onBuild: ({ result }) => {
+          if (result) for (const line of formatRunReports(result.report.runs)) out(line);
+        },
       });
+      await watcher.idle();
+      const server = await listen(settings.distDir, flags);
+      await untilSignal();
+      await server.close();
       await watcher.close();
     });
 

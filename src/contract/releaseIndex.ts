@@ -6,6 +6,10 @@ import { z } from "zod";
 import { PublishedInstant, RunType } from "./ashModel.ts";
 
 export const RELEASE_INDEX_FORMAT = 1;
+/** `dist/<CURRENT_LINK>` is the symlink to the release being served. */
+export const CURRENT_LINK = "current";
+/** Written last into a release directory: its presence means the release is whole. */
+export const INDEX_FILE = "index.json";
 
 /** A stored body: its file relative to the dist directory, size in bytes and strong ETag. */
 export const StoredBody = z.strictObject({

@@ -1,0 +1,81 @@
+/**
+ * Pure HTTP helpers (RFC 9110): content and encoding negotiation, validators, HTTP dates.
+ * No I/O; exact-value tests in test/server/http.test.ts.
+ */
+
+export type Encoding = "br" | "gzip" | "identity";
+
+/** Quality values of an Accept or Accept-Encoding header: token (lower case) to q. */
+export function parseQualities(header: string | undefined): Map<string, number> {
+  const qualities = new Map<string, number>();
+  if (!header) return qualities;
+  for (const part of header.split(",")) {
+    const [token, ...params] = part.trim().split(";");
+    if (!token) continue;
+    let q = 1;
+    for (const param of params) {
+      const [name, value] = param.trim().split("=");
+      if (name?.trim().toLowerCase() === "q") q = Number.isFinite(Number(value)) ? Math.min(1, Math.max(0, Number(value))) : 0;
+    }
+    qualities.set(token.trim().toLowerCase(), q);
+  }
+  return qualities;
+}
+
+/**
+ * The encoding to send among those available: brotli, then gzip, then identity, each only when the
+ * client accepts it (q > 0, directly or through `*`). Without Accept-Encoding, identity.
+ */
+export function chooseEncoding(acceptEncoding: string | undefined, available: { br: boolean; gzip: boolean }): Encoding {
+  if (!acceptEncoding) return "identity";
+  const q = parseQualities(acceptEncoding);
+  const star = q.get("*");
+  const accepts = (name: string) => (q.get(name) ?? star ?? 0) > 0;
+  if (available.br && accepts("br")) return "br";
+  if (available.gzip && (accepts("gzip") || (q.get("x-gzip") ?? 0) > 0)) return "gzip";
+  return "identity";
+}
+
+/**
+ * Whether the client prefers image/png to JSON (content negotiation on `/`): PNG only when its quality
+ * is strictly higher, so a missing or vague Accept gets JSON, the default form.
+ */
+export function prefersPng(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const q = parseQualities(accept);
+  const quality = (type: string, subtype: string) => q.get(`${type}/${subtype}`) ?? q.get(`${type}/*`) ?? q.get("*/*") ?? 0;
+  return quality("image", "png") > quality("application", "json");
+}
+
+/**
+ * If-None-Match against the current ETag, with the weak comparison RFC 9110 §13.1.2 prescribes
+ * (`W/` prefixes ignored); `*` matches any current representation.
+ */
+export function noneMatchHits(ifNoneMatch: string, etag: string): boolean {
+  const opaque = etag.replace(/^W\//, "");
+  if (ifNoneMatch.trim() === "*") return true;
+  return (ifNoneMatch.match(/(?:W\/)?"[^"]*"/g) ?? []).some((candidate) => candidate.replace(/^W\//, "") === opaque);
+}
+
+/**
+ * If-Modified-Since: true when the resource was not modified after the given date. An invalid date
+ * is ignored (false), as RFC 9110 §13.1.3 says.
+ */
+export function notModifiedSince(ifModifiedSince: string, modifiedMs: number): boolean {
+  const since = parseHttpDate(ifModifiedSince);
+  return since !== undefined && Math.floor(modifiedMs / 1000) * 1000 <= since;
+}
+
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/** Epoch ms of an IMF-fixdate (the only form senders must use); undefined for anything else. */
+export function parseHttpDate(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!HTTP_DATE.test(trimmed)) return undefined;
+  const ms = Date.parse(trimmed);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export function formatHttpDate(ms: number): string {
+  return new Date(ms).toUTCString();
+}

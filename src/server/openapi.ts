@@ -1,0 +1,108 @@
+/**
+ * The OpenAPI 3.1 document of the service, generated from the same zod schemas that validate the
+ * artefacts at build time, so the description cannot drift from what is served.
+ */
+import { z } from "zod";
+import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
+import { Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import { PRODUCT_PATH } from "./app.ts";
+
+const schemaOf = (schema: z.ZodType): Record<string, unknown> => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: "draft-2020-12" }) as Record<string, unknown>;
+  return rest;
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref("Problem") } } });
+const noContent = { description: "No run is published" };
+const notModified = { description: "Not modified: the validators of the request match" };
+const JSON_TYPE = "application/json;charset=UTF-8";
+
+const reftimeParameter = {
+  name: "reftime",
+  in: "query",
+  required: false,
+  description: "Reference time of the run, any ISO 8601 date-time with a zone (values from /reftimes); the latest run when omitted",
+  schema: { type: "string", format: "date-time" },
+};
+
+const dataErrors = {
+  "400": problem("Malformed parameter"),
+  "404": problem("No run for this reftime, or no such address"),
+  "405": problem("Method not allowed"),
+};
+
+export function openApiDocument(options: { prefix?: string } = {}): Record<string, unknown> {
+  const modelResponses = {
+    "200": {
+      description: "The run: its JSON description, or its PNG map",
+      content: { [JSON_TYPE]: { schema: ref("AshModel") }, "image/png": { schema: { type: "string", contentMediaType: "image/png" } } },
+    },
+    "204": noContent,
+    "304": notModified,
+    ...dataErrors,
+  };
+  const get = (summary: string, tag: string, responses: Record<string, unknown>, parameters: unknown[] = []) => ({
+    get: { summary, tags: [tag], parameters, responses },
+  });
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Volcanic ash forecast",
+      version: "0.1",
+      description: "Volcanic ash forecast runs (Exercise, Rehearsal, Real Eruption) with their WMS and KML layers. Data under CC BY 4.0; clients must identify themselves in User-Agent (see /doc/TermsOfService).",
+      license: { name: "CC BY 4.0", url: "https://creativecommons.org/licenses/by/4.0/" },
+      termsOfService: "doc/TermsOfService",
+    },
+    servers: [{ url: `${options.prefix ?? ""}${PRODUCT_PATH}` }],
+    tags: [{ name: "data" }, { name: "metadata" }],
+    paths: {
+      "/": get("The run for a reftime, or the latest (JSON, or PNG by Accept)", "data", modelResponses, [reftimeParameter]),
+      "/.json": get("The run as JSON", "data", modelResponses, [reftimeParameter]),
+      "/.png": get("The run as a PNG map", "data", modelResponses, [reftimeParameter]),
+      "/reftimes": get("The reftimes that can be requested, newest first", "data", {
+        "200": { description: "Reftimes", content: { [JSON_TYPE]: { schema: { type: "array", items: ref("RefTimeModel") } } } },
+        "204": noContent,
+        "304": notModified,
+        "405": dataErrors["405"],
+      }),
+      "/resources": get("A named resource (a KML layer per time, volcanoes.json), or the list of names", "data", {
+        "200": {
+          description: "The resource, or without name the list of names",
+          content: {
+            [JSON_TYPE]: { schema: {} },
+            "application/vnd.google-earth.kml+xml;charset=UTF-8": { schema: { type: "string" } },
+            "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
+          },
+        },
+        "204": noContent,
+        "304": notModified,
+        ...dataErrors,
+      }, [{ name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } }]),
+      "/changelog": get("RSS feed of runs published, updated and withdrawn", "metadata", {
+        "200": { description: "RSS 2.0", content: { "application/rss+xml;charset=UTF-8": { schema: { type: "string" } } } },
+        "204": noContent,
+        "304": notModified,
+        "405": dataErrors["405"],
+      }),
+      "/healthz": get("Health of the product", "metadata", {
+        "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
+        "405": dataErrors["405"],
+        "503": { description: "No release can be served", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
+      }),
+      "/doc/TermsOfService": get("Terms of service", "metadata", {
+        "200": { description: "HTML", content: { "text/html;charset=UTF-8": { schema: { type: "string" } } } },
+        "304": notModified,
+        "405": dataErrors["405"],
+      }),
+      "/openapi.json": get("This document", "metadata", {
+        "200": { description: "OpenAPI 3.1", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
+        "304": notModified,
+        "405": dataErrors["405"],
+      }),
+    },
+    components: {
+      schemas: { AshModel: schemaOf(AshModel), RefTimeModel: schemaOf(RefTimeModel), Problem: schemaOf(Problem) },
+    },
+  };
+}

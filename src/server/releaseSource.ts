@@ -1,0 +1,132 @@
+/**
+ * The release the server answers from. It follows `dist/current` (fs.watch plus a cheap readlink poll),
+ * loads a new release completely (index parsed and checked, hot bodies read) before switching to it with
+ * one assignment: a request holds the release object it started with, so it sees the old release or the
+ * new one, whole. A release that fails to load is reported and the previous one stays.
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { readFile, readlink } from "node:fs/promises";
+import path from "node:path";
+import { BuildReport } from "../contract/buildReport.ts";
+import { CURRENT_LINK, INDEX_FILE, ReleaseIndex, type Artefact, type StoredBody } from "../contract/releaseIndex.ts";
+import { parseInstant } from "../time/instant.ts";
+import { ByteLru } from "./byteLru.ts";
+
+export interface ServedRelease {
+  id: string;
+  index: ReleaseIndex;
+  /** Newest reftime, when any run is published. */
+  latest: string | undefined;
+  report: BuildReport | undefined;
+  builtMs: number;
+}
+
+export interface ReleaseSourceOptions {
+  distDir: string;
+  /** Largest total size of artefact bodies kept in memory. */
+  cacheBytes?: number;
+  /** How often `dist/current` is checked besides file-system events. */
+  pollMs?: number;
+  log?: (line: string) => void;
+}
+
+export class ReleaseSource {
+  #release: ServedRelease | undefined;
+  #target: string | undefined;
+  #loadError: string | undefined;
+  #loading: Promise<void> | undefined;
+  #watcher: FSWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #bodies: ByteLru;
+  readonly #distDir: string;
+  readonly #log: (line: string) => void;
+
+  private constructor(options: ReleaseSourceOptions) {
+    this.#distDir = path.resolve(options.distDir);
+    this.#bodies = new ByteLru(options.cacheBytes ?? 128 * 1024 * 1024);
+    this.#log = options.log ?? (() => {});
+  }
+
+  /** Opens the dist directory (which may hold no release yet) and starts following it. */
+  static async open(options: ReleaseSourceOptions): Promise<ReleaseSource> {
+    const source = new ReleaseSource(options);
+    await source.refresh();
+    try {
+      source.#watcher = watch(source.#distDir, { persistent: false }, () => void source.refresh());
+      source.#watcher.on("error", () => {}); // the poll below still follows the release
+    } catch {
+      // dist/ does not exist yet: the poll picks it up once a build creates it
+    }
+    source.#timer = setInterval(() => void source.refresh(), options.pollMs ?? 1000);
+    source.#timer.unref();
+    return source;
+  }
+
+  /** The release to answer from, or undefined when none has been published (or none could be loaded). */
+  get current(): ServedRelease | undefined {
+    return this.#release;
+  }
+
+  /** Why the newest release could not be loaded, when it could not. */
+  get loadError(): string | undefined {
+    return this.#loadError;
+  }
+
+  /** Checks `dist/current` and loads the release it points at when it changed. */
+  refresh(): Promise<void> {
+    this.#loading ??= this.#refresh().finally(() => (this.#loading = undefined));
+    return this.#loading;
+  }
+
+  async #refresh(): Promise<void> {
+    const target = await readlink(path.join(this.#distDir, CURRENT_LINK)).catch(() => undefined);
+    if (target === undefined || target === this.#target) return;
+    try {
+      const release = await this.#load(path.resolve(this.#distDir, target));
+      this.#release = release;
+      this.#target = target;
+      this.#loadError = undefined;
+      this.#log(`serving release ${release.id} (${release.index.reftimes.length} runs)`);
+    } catch (error) {
+      this.#target = target; // do not retry a broken release on every poll; the next switch is a new target
+      this.#loadError = `release ${path.basename(target)} could not be loaded: ${(error as Error).message}`;
+      this.#log(`${this.#loadError}; still serving ${this.#release?.id ?? "nothing"}`);
+    }
+  }
+
+  async #load(releaseDir: string): Promise<ServedRelease> {
+    const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
+    const latest = index.reftimes[0];
+    // Warm what nearly every client asks for: the lists and the latest run, in every encoding.
+    const hot = [index.lists.reftimes, index.lists.changelog, index.lists.report, ...(latest ? [index.runs[latest]!.json] : [])];
+    for (const key of hot) {
+      const artefact = index.artefacts[key];
+      if (!artefact) throw new Error(`index.json names ${key} but has no artefact for it`);
+      for (const stored of storedBodies(artefact)) await this.body(stored);
+    }
+    const reportEntry = index.artefacts[index.lists.report]!;
+    const parsedReport = BuildReport.safeParse(JSON.parse((await this.body(reportEntry.identity)).toString("utf8")));
+    return { id: index.release, index, latest, report: parsedReport.success ? parsedReport.data : undefined, builtMs: parseInstant(index.built) ?? 0 };
+  }
+
+  /** The bytes of a stored body: from memory, else read once from disk (files never change once published). */
+  body(stored: StoredBody): Buffer | Promise<Buffer> {
+    return this.#bodies.get(stored.file) ?? this.#read(stored);
+  }
+
+  async #read(stored: StoredBody): Promise<Buffer> {
+    const bytes = await readFile(path.join(this.#distDir, stored.file));
+    if (bytes.length !== stored.size) throw new Error(`${stored.file} is ${bytes.length} bytes, the index says ${stored.size}`);
+    this.#bodies.set(stored.file, bytes);
+    return bytes;
+  }
+
+  close(): void {
+    this.#watcher?.close();
+    if (this.#timer) clearInterval(this.#timer);
+  }
+}
+
+export function storedBodies(artefact: Artefact): StoredBody[] {
+  return [artefact.identity, ...(artefact.gzip ? [artefact.gzip] : []), ...(artefact.br ? [artefact.br] : [])];
+}
