@@ -122,7 +122,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   for (const [reftime, build] of decision.byReftime) {
     const old = before.get(reftime);
     if (!old) events.push(publishedEvent(await readModel(distDir, build), now));
-    else if (old.modelSha256 !== build.modelSha256) events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), now));
+    else if (old.contentSha256 !== build.contentSha256) events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(old, build), now));
   }
   for (const [reftime, old] of before) {
     if (!decision.byReftime.has(reftime)) events.push(withdrawnEvent(reftime, old.type, now));
@@ -251,7 +251,7 @@ async function updateRun(
     inputs,
     reftime,
     type: assembled.model.meta.type,
-    modelSha256: artefacts[json.key]!.sha256,
+    contentSha256: contentHash(artefacts),
     dir: dirFromDist,
     artefacts,
     resources,
@@ -305,13 +305,13 @@ export function decidePublished(runs: Readonly<Record<string, RunState>>): Publi
   for (const [reftime, list] of candidates) {
     const winner = [...list].sort((a, b) => TYPE_RANK[b.build.type] - TYPE_RANK[a.build.type] || (a.folder < b.folder ? 1 : -1))[0]!;
     // Among identical copies, the first folder by name is the one served.
-    const served = list.find((c) => c.build.modelSha256 === winner.build.modelSha256)!;
+    const served = list.find((c) => c.build.contentSha256 === winner.build.contentSha256)!;
     decision.byReftime.set(reftime, served.build);
     decision.folderOf.set(reftime, served.folder);
     decision.servedBuild.set(served.folder, served.build);
     for (const other of list) {
       if (other === served) continue;
-      decision.losers.set(other.folder, { status: other.build.modelSha256 === served.build.modelSha256 ? "duplicate" : "variant-conflict", winner: served.folder });
+      decision.losers.set(other.folder, { status: other.build.contentSha256 === served.build.contentSha256 ? "duplicate" : "variant-conflict", winner: served.folder });
     }
   }
   return decision;
@@ -329,6 +329,23 @@ function reportRun(folder: string, state: RunState, decision: PublishDecision, r
   if (loser?.status === "duplicate") return { ...base, status: "duplicate", note: `same content as ${loser.winner}, which is published` };
   if (loser) return { ...base, status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last)` };
   return { ...base, status: state.waiting ? "waiting" : "invalid" };
+}
+
+/** One hash for everything a run publishes: equal hashes mean clients see exactly the same run. */
+export function contentHash(artefacts: Readonly<Record<string, Artefact>>): string {
+  const hash = createHash("sha256");
+  for (const key of Object.keys(artefacts).sort()) hash.update(`${key}\0${artefacts[key]!.sha256}\n`);
+  return hash.digest("hex");
+}
+
+/** Resource names whose content differs between two builds of a run (added, removed or changed). */
+function changedResources(before: RunBuild, after: RunBuild): string[] {
+  const names = new Set([...Object.keys(before.resources), ...Object.keys(after.resources)]);
+  const sha = (build: RunBuild, name: string) => {
+    const key = build.resources[name];
+    return key ? build.artefacts[key]?.sha256 : undefined;
+  };
+  return [...names].filter((name) => sha(before, name) !== sha(after, name)).sort();
 }
 
 async function readModel(distDir: string, build: RunBuild): Promise<AshModel> {

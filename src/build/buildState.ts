@@ -15,8 +15,8 @@ export const RunBuild = z.strictObject({
   inputs: z.string(),
   reftime: PublishedInstant,
   type: RunType,
-  /** sha256 of the AshModel JSON: equal content across folders means a duplicate. */
-  modelSha256: z.string(),
+  /** sha256 over every artefact (key and content hash): equal across folders means a duplicate. */
+  contentSha256: z.string(),
   /** Directory of its artefacts, relative to the dist directory. */
   dir: z.string(),
   artefacts: z.record(z.string(), Artefact),

@@ -57,8 +57,11 @@ export function publishedEvent(model: AshModel, time: string): ChangelogEvent {
   };
 }
 
-export function updatedEvent(before: AshModel, after: AshModel, time: string): ChangelogEvent {
+/** `changedResources`: names of the run's resources (KML per layer and time) whose content changed. */
+export function updatedEvent(before: AshModel, after: AshModel, changedResources: readonly string[], time: string): ChangelogEvent {
   const changes = describeChanges(before, after);
+  const layerFiles = [...new Set(changedResources.map((name) => name.split("/")[1]?.replace(/\.kml$/, "")).filter(Boolean))];
+  if (layerFiles.length) changes.push(`ash areas changed in ${layerFiles.join(", ")}`);
   return {
     kind: "updated",
     reftime: after.meta.reftime,

@@ -8,7 +8,6 @@ import path from "node:path";
 import type { RunType } from "../contract/ashModel.ts";
 import type { RunReport } from "../contract/buildReport.ts";
 import { UserError } from "../errors.ts";
-import { jsonBody } from "./artefacts.ts";
 import { decidePublished } from "./build.ts";
 import type { RunState } from "./buildState.ts";
 import { renderRun } from "./renderRun.ts";
@@ -52,13 +51,14 @@ async function checkRun(run: ScannedRun, defaultRunType: RunType | undefined): P
   const { issues, assembled } = await validateRun(run, defaultRunType);
   if (!assembled) return { inputs: "", waiting: false, issues: issues.list };
   const drafts = await renderRun(assembled); // rendering is part of checking: it must not fail at build time
-  const modelSha256 = createHash("sha256").update(drafts[0]?.body ?? jsonBody(assembled.model)).digest("hex");
+  const contentSha256 = createHash("sha256");
+  for (const draft of [...drafts].sort((a, b) => (a.key < b.key ? -1 : 1))) contentSha256.update(`${draft.key}\0`).update(draft.body);
   const { reftime, type } = assembled.model.meta;
   return {
     inputs: "",
     waiting: false,
     issues: issues.list,
-    current: { inputs: "", reftime, type, modelSha256, dir: "", artefacts: {}, resources: {}, json: "" },
+    current: { inputs: "", reftime, type, contentSha256: contentSha256.digest("hex"), dir: "", artefacts: {}, resources: {}, json: "" },
   };
 }
 
