@@ -43,7 +43,7 @@ export class ReleaseSource {
 
   private constructor(options: ReleaseSourceOptions) {
     this.#distDir = path.resolve(options.distDir);
-    this.#bodies = new ByteLru(options.cacheBytes ?? 128 * 1024 * 1024);
+    this.#bodies = new ByteLru(options.cacheBytes ?? 64 * 1024 * 1024);
     this.#log = options.log ?? (() => {});
   }
 
