@@ -87,7 +87,9 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const pipelineChanged = prevState.pipeline !== pipeline;
   if (previous && !previous.state) log("no readable build state in the current release: rebuilding every run");
   else if (pipelineChanged) log("the pipeline or its configuration changed: rebuilding every run");
-  const priorRuns = pipelineChanged ? {} : prevState.runs;
+  // The pipeline key is part of every input hash, so a change rebuilds every run by itself, while
+  // each folder's last good version stays known (and served if the rebuild fails).
+  const priorRuns = prevState.runs;
 
   const fileCache = new Map<string, FileFingerprint>(Object.entries(prevState.files));
   const nextFiles = new Map<string, FileFingerprint>();
@@ -139,17 +141,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     .update(JSON.stringify({ served: [...decision.byReftime].map(([r, b]) => [r, b.dir]), runs: runReports.map(({ rebuilt: _, ...rest }) => rest) }))
     .digest("hex");
 
-  if (previous && !pipelineChanged && events.length === 0 && prevState.digest === digest && options.publicUrl === prevState.publicUrl) {
-    log("nothing changed: the current release stays");
-    const report = await readReport(distDir, previous.index).catch(() => undefined);
-    if (report) return { release: previous.id, published: false, report, events };
-  }
-
-  // 5. Write the release: lists and shared resources, state, then the index last, then switch.
-  const releaseId = `${compactInstant(now)}-${String(nowDate.getUTCMilliseconds()).padStart(3, "0")}-${createHash("sha256").update(digest + Math.random()).digest("hex").slice(0, 6)}`;
-  const releaseFromDist = path.posix.join(RELEASES_DIR, releaseId);
   const report: BuildReport = {
-    release: releaseId,
+    release: previous?.id ?? "",
     built: now,
     durationMs: 0,
     counts: {
@@ -162,6 +155,17 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     runs: runReports,
     withdrawn,
   };
+
+  if (previous && !pipelineChanged && events.length === 0 && prevState.digest === digest && options.publicUrl === prevState.publicUrl) {
+    log("nothing changed: the current release stays");
+    report.durationMs = Math.round(performance.now() - started);
+    return { release: previous.id, published: false, report, events };
+  }
+
+  // 5. Write the release: lists and shared resources, state, then the index last, then switch.
+  const releaseId = `${compactInstant(now)}-${String(nowDate.getUTCMilliseconds()).padStart(3, "0")}-${createHash("sha256").update(digest + Math.random()).digest("hex").slice(0, 6)}`;
+  const releaseFromDist = path.posix.join(RELEASES_DIR, releaseId);
+  report.release = releaseId;
 
   const staged = await createStagingDir(distDir, RELEASES_DIR);
   const volcanoes = volcanoesResource([...decision.byReftime.values()]);
@@ -180,7 +184,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const indexRuns: ReleaseIndex["runs"] = {};
   for (const reftime of [...reftimes].reverse()) {
     const build = decision.byReftime.get(reftime)!;
-    Object.assign(artefacts, build.artefacts);
+    // Last-Modified is when this content was first served under this key, whenever its run was built
+    // (a conflict loser built long ago becomes new content the moment it takes over).
+    for (const [key, artefact] of Object.entries(build.artefacts)) {
+      const before = previousArtefacts[key];
+      artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : now };
+    }
     Object.assign(resources, build.resources);
     indexRuns[reftime] = { reftime, type: build.type, source: decision.folderOf.get(reftime)!, json: build.json, ...(build.png ? { png: build.png } : {}) };
   }
@@ -272,7 +281,7 @@ function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: Bu
     else if (now.get(name) !== priorFiles[`${run.folder}/${name}`]!.sha256) changed.push(`${name} changed`);
   }
   for (const name of now.keys()) if (!priorNames.includes(name)) changed.push(`${name} added`);
-  return changed.length ? changed.join(", ") : "the pipeline changed";
+  return changed.length ? changed.join(", ") : "the pipeline or its configuration changed";
 }
 
 interface PublishDecision {
@@ -351,11 +360,6 @@ function changedResources(before: RunBuild, after: RunBuild): string[] {
 async function readModel(distDir: string, build: RunBuild): Promise<AshModel> {
   const file = build.artefacts[build.json]!.identity.file;
   return AshModel.parse(JSON.parse(await readFile(path.join(distDir, file), "utf8")));
-}
-
-async function readReport(distDir: string, index: ReleaseIndex): Promise<BuildReport> {
-  const file = index.artefacts[index.lists.report]!.identity.file;
-  return JSON.parse(await readFile(path.join(distDir, file), "utf8")) as BuildReport;
 }
 
 /** `volcanoes.json`: the volcanoes of the published runs, newest reftime first, for clients' pickers. */

@@ -53,7 +53,7 @@ export function publishedEvent(model: AshModel, time: string): ChangelogEvent {
     reftime: model.meta.reftime,
     type: model.meta.type,
     time,
-    detail: `${model.meta.description} ${layerCount} layer${layerCount === 1 ? "" : "s"}, ${model.meta.timesteps.length} timesteps.`,
+    detail: `${sentence(model.meta.description)} ${layerCount} layer${layerCount === 1 ? "" : "s"}, ${model.meta.timesteps.length} timesteps.`,
   };
 }
 
@@ -108,6 +108,11 @@ export function renderChangelog(events: readonly ChangelogEvent[], options: Feed
     });
   }
   return feed.rss2();
+}
+
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 function capitalise(text: string): string {

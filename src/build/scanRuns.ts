@@ -62,10 +62,16 @@ export async function scanRuns(
   nextCache: Map<string, FileFingerprint>,
 ): Promise<ScannedRun[]> {
   const entries = await readdir(runsDir, { withFileTypes: true });
-  const folders = entries.filter((entry) => entry.isDirectory() && isRunFolderName(entry.name)).map((entry) => entry.name).sort();
+  const candidates = entries.filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name));
   const runs: ScannedRun[] = [];
-  for (const folder of folders) {
-    runs.push(await scanRun(runsDir, folder, cache, nextCache));
+  for (const entry of candidates.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (entry.isSymbolicLink()) {
+      // Reported rather than skipped: a forecaster who linked a run in must learn it is not published.
+      const why = "is a symbolic link; links are not followed, so nothing outside runs/ can be published (copy the folder instead)";
+      runs.push({ folder: entry.name, absolutePath: path.join(runsDir, entry.name), files: [], partial: [], refused: [{ name: ".", why }] });
+      continue;
+    }
+    runs.push(await scanRun(runsDir, entry.name, cache, nextCache));
   }
   return runs;
 }

@@ -14,7 +14,7 @@ export interface ValidatedRun {
 export async function validateRun(run: ScannedRun, defaultRunType: RunType | undefined): Promise<ValidatedRun> {
   const issues = new Issues();
   for (const refused of run.refused) {
-    issues.error(`${run.folder}/${refused.name}`, refused.why, "replace it with a plain file, or remove it");
+    issues.error(refused.name === "." ? run.folder : `${run.folder}/${refused.name}`, refused.why, "replace it with a plain file or folder, or remove it");
   }
   const readings = await readRun(run, issues);
   const assembled = assembleRun(run.folder, readings, issues, defaultRunType ? { defaultRunType } : {});

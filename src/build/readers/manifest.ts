@@ -15,16 +15,19 @@ export const manifestReader: InputReader = {
       return undefined;
     }
     let json: unknown;
+    const text = (await file.bytes()).toString("utf8");
     try {
-      json = JSON.parse((await file.bytes()).toString("utf8"));
+      json = JSON.parse(text);
     } catch (error) {
-      issues.error(file.displayPath, `not valid JSON: ${(error as Error).message}`, "fix the JSON syntax (an editor with templates/run.schema.json points at it)");
+      issues.error(file.displayPath, `not valid JSON: ${withLineAndColumn((error as Error).message, text)}`, "fix the JSON syntax (an editor with templates/run.schema.json points at it)");
       return undefined;
     }
     const parsed = RunManifest.safeParse(json);
     if (!parsed.success) {
       for (const problem of parsed.error.issues) {
-        const field = problem.path.length ? formatPath(problem.path) : undefined;
+        // An unknown key is named as the field itself, so the report points at the typo.
+        const path = problem.code === "unrecognized_keys" && problem.keys.length === 1 ? [...problem.path, problem.keys[0]!] : problem.path;
+        const field = path.length ? formatPath(path) : undefined;
         issues.error(file.displayPath, problem.message, fixFor(problem), field);
       }
       return undefined;
@@ -32,6 +35,16 @@ export const manifestReader: InputReader = {
     return { kind: "manifest", file, manifest: parsed.data };
   },
 };
+
+/** V8 says "at position N"; people look for a line and a column. */
+function withLineAndColumn(message: string, text: string): string {
+  const position = /at position (\d+)/.exec(message);
+  if (!position) return message;
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  return `${message} (line ${line}, column ${column})`;
+}
 
 function formatPath(segments: ReadonlyArray<PropertyKey>): string {
   return segments.map((segment, i) => (typeof segment === "number" ? `[${segment}]` : `${i ? "." : ""}${String(segment)}`)).join("");

@@ -1,0 +1,264 @@
+/**
+ * Bad run folders: every problem is reported with the file (relative to runs/), the field when there
+ * is one, and a fix; a bad run never stops the good ones from being published.
+ */
+import { copyFile, mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { build, type BuildOptions, type BuildResult } from "../../src/build/build.ts";
+import type { RunReport } from "../../src/contract/buildReport.ts";
+import {
+  MAPSERVER_LAYER,
+  PUBLIC_URL,
+  fixedClock,
+  makeWorkspace,
+  readRelease,
+  writeKmlRun,
+  writeMapServerRun,
+  writeThreddsRun,
+  type Workspace,
+} from "./runFixtures.ts";
+
+const BILLION_LAUGHS = path.join(import.meta.dirname, "../fixtures/kml/billion-laughs.kml");
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await makeWorkspace();
+});
+afterEach(async () => {
+  await ws.cleanup();
+});
+
+const buildNow = (extra: Partial<BuildOptions> = {}): Promise<BuildResult> =>
+  build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock("2024-06-01T08:00:00Z"), ...extra });
+
+function runOf(result: BuildResult, folder: string): RunReport {
+  const run = result.report.runs.find((r) => r.folder === folder);
+  if (!run) throw new Error(`no report for ${folder}: ${result.report.runs.map((r) => r.folder).join(", ")}`);
+  return run;
+}
+
+/** The error issues of a folder, each checked to have a file, a message and a fix. */
+function errorsOf(result: BuildResult, folder: string) {
+  const errors = runOf(result, folder).issues.filter((i) => i.severity === "error");
+  for (const issue of errors) {
+    expect(issue.file.startsWith(`${folder}/`), issue.file).toBe(true);
+    expect(issue.message.length).toBeGreaterThan(5);
+    expect(issue.fix.length).toBeGreaterThan(5);
+  }
+  return errors;
+}
+
+/** Two good runs beside the bad ones: they must publish whatever the others do. */
+async function writeGoodRuns() {
+  await writeKmlRun(ws.runsDir, "good-kml", { reftime: "2024-04-01T00:00:00Z" });
+  await writeMapServerRun(ws.runsDir, "good-radar");
+  return ["2024-04-01T00:00:00Z", "2006-06-23T00:00:00Z"];
+}
+
+async function expectGoodRunsPublished(result: BuildResult, reftimes: string[]) {
+  expect(runOf(result, "good-kml").status).toBe("published");
+  expect(runOf(result, "good-radar").status).toBe("published");
+  const release = await readRelease(ws.distDir);
+  for (const reftime of reftimes) expect(release.index.reftimes).toContain(reftime);
+}
+
+describe("malformed run.json", () => {
+  it("reports a JSON syntax error naming <folder>/run.json, where it is, and a fix", async () => {
+    const run = await writeKmlRun(ws.runsDir, "syntax");
+    await writeFile(path.join(run.dir, "run.json"), '{\n  "type": "Exercise",,\n  "reftime": "2024-05-01T12:00:00Z"\n}\n');
+    const result = await buildNow();
+    expect(runOf(result, "syntax").status).toBe("invalid");
+    const errors = errorsOf(result, "syntax");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.file).toBe("syntax/run.json");
+    expect(errors[0]!.message).toMatch(/JSON/);
+    // Where the syntax breaks: a position or line, since there is no field to name.
+    expect(errors[0]!.message).toMatch(/position \d+|line \d+/);
+    expect(errors[0]!.fix).toMatch(/JSON/);
+  });
+
+  it("reports an unknown field, naming it", async () => {
+    await writeKmlRun(ws.runsDir, "unknown", { manifest: { colour: "red" } });
+    await writeKmlRun(ws.runsDir, "nested", {
+      reftime: "2024-05-02T00:00:00Z",
+      manifest: { layergroups: [{ name: "g", layers: [{ type: "KML", name: "Ash", file: "advisory.kml", opacity: 0.5 }] }] },
+    });
+    const result = await buildNow();
+    for (const [folder, key] of [["unknown", "colour"], ["nested", "opacity"]] as const) {
+      expect(runOf(result, folder).status).toBe("invalid");
+      const errors = errorsOf(result, folder);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.file).toBe(`${folder}/run.json`);
+      expect(`${errors[0]!.field ?? ""} ${errors[0]!.message}`).toContain(key);
+      expect(errors[0]!.fix).toContain(`remove ${key}`);
+    }
+    expect(errorsOf(result, "nested")[0]!.field).toMatch(/^layergroups\[0\]\.layers\[0\]/);
+  });
+
+  it('reports type "Drill" on the field type, with the three run types in the fix', async () => {
+    await writeKmlRun(ws.runsDir, "drill", { manifest: { type: "Drill" } });
+    const result = await buildNow();
+    const errors = errorsOf(result, "drill");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: "drill/run.json", field: "type" });
+    for (const type of ["Exercise", "Rehearsal", "Real Eruption"]) expect(errors[0]!.fix).toContain(type);
+    expect(runOf(result, "drill").status).toBe("invalid");
+    expect(runOf(result, "drill").type).toBeUndefined();
+  });
+
+  it.each([
+    ["impossible date", "2024-05-32T12:00:00Z"],
+    ["no zone", "2024-05-01T12:00:00"],
+    ["not a date", "yesterday noon"],
+  ])("reports a bad reftime (%s) on the field reftime", async (_, reftime) => {
+    await writeKmlRun(ws.runsDir, "badtime", { manifest: { reftime } });
+    const result = await buildNow();
+    const errors = errorsOf(result, "badtime");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: "badtime/run.json", field: "reftime" });
+    expect(errors[0]!.fix).toMatch(/YYYY-MM-DDTHH:MM:SSZ/);
+    expect(runOf(result, "badtime").status).toBe("invalid");
+  });
+
+  it("reports every problem of one run.json at once", async () => {
+    await writeKmlRun(ws.runsDir, "several", { manifest: { type: "Drill", reftime: "soon", report_url: "ftp://example.org/report" } });
+    const result = await buildNow();
+    const fields = errorsOf(result, "several").map((e) => e.field).sort();
+    expect(fields).toEqual(["reftime", "report_url", "type"]);
+  });
+});
+
+describe("bad input files", () => {
+  it("refuses a billion-laughs KML with a clear error naming the KML file, while two other runs publish", async () => {
+    const good = await writeGoodRuns();
+    const bomb = await writeKmlRun(ws.runsDir, "bomb", { reftime: "2024-05-03T00:00:00Z" });
+    await copyFile(BILLION_LAUGHS, path.join(bomb.dir, "advisory.kml"));
+    const result = await buildNow();
+    expect(runOf(result, "bomb").status).toBe("invalid");
+    const errors = errorsOf(result, "bomb");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.file).toBe("bomb/advisory.kml");
+    expect(errors[0]!.message).toMatch(/DOCTYPE|ENTITY/);
+    await expectGoodRunsPublished(result, good);
+    expect((await readRelease(ws.distDir)).index.reftimes).not.toContain("2024-05-03T00:00:00Z");
+  });
+
+  it("reports a broken time Dimension in (a copy of) the real MapServer capabilities, naming the file and the layer", async () => {
+    const good = await writeGoodRuns();
+    await writeMapServerRun(ws.runsDir, "broken-caps", {
+      reftime: "2006-07-01T00:00:00Z",
+      editCapabilities: (xml) => xml.replaceAll("1995-01-01/2015-12-31/PT5M", "1995-01-01/2015-12-31/PT5M,2006-13-01T00:00:00Z"),
+    });
+    const result = await buildNow();
+    expect(runOf(result, "broken-caps").status).toBe("invalid");
+    const errors = errorsOf(result, "broken-caps");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.file).toBe("broken-caps/capabilities.xml");
+    expect(errors[0]!.field).toContain(MAPSERVER_LAYER);
+    expect(errors[0]!.field).toMatch(/Dimension/);
+    expect(errors[0]!.message).toContain("2006-13-01T00:00:00Z");
+    await expectGoodRunsPublished(result, good);
+  });
+
+  it("reports a period without a valid duration in (a copy of) the real THREDDS capabilities", async () => {
+    await writeThreddsRun(ws.runsDir, "broken-thredds", {
+      editCapabilities: (xml) => xml.replace("2015-07-01T12:00:00Z\n", "2015-07-01T12:00:00Z/2015-08-01T12:00:00Z/1M\n"),
+    });
+    const result = await buildNow();
+    const errors = errorsOf(result, "broken-thredds");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.file).toBe("broken-thredds/capabilities.xml");
+    expect(errors[0]!.field).toBe("Layer[Name=T]/Dimension[@name=time]");
+    expect(errors[0]!.message).toContain("1M");
+  });
+
+  it("names the run.json field when a referenced KML or capabilities file is missing", async () => {
+    const kml = await writeKmlRun(ws.runsDir, "no-kml");
+    await rm(path.join(kml.dir, "advisory.kml"));
+    const caps = await writeMapServerRun(ws.runsDir, "no-caps");
+    await rm(path.join(caps.dir, "capabilities.xml"));
+    const result = await buildNow();
+    expect(errorsOf(result, "no-kml")).toEqual([expect.objectContaining({ file: "no-kml/run.json", field: "layergroups[0].layers[0].file" })]);
+    expect(errorsOf(result, "no-kml")[0]!.message).toContain("advisory.kml");
+    expect(errorsOf(result, "no-caps")).toEqual([expect.objectContaining({ file: "no-caps/run.json", field: "layergroups[0].layers[0].capabilities" })]);
+    expect(errorsOf(result, "no-caps")[0]!.message).toContain("capabilities.xml");
+  });
+
+  it("refuses a symbolic link in a run folder, and publishes nothing of that run", async () => {
+    const outside = path.join(ws.root, "outside.kml");
+    const run = await writeKmlRun(ws.runsDir, "linked", { reftime: "2024-05-06T00:00:00Z" });
+    await copyFile(path.join(run.dir, "advisory.kml"), outside);
+    await symlink(outside, path.join(run.dir, "extra.kml"));
+    await writeGoodRuns();
+    const result = await buildNow();
+    expect(runOf(result, "linked").status).toBe("invalid");
+    const errors = errorsOf(result, "linked");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.file).toBe("linked/extra.kml");
+    expect(errors[0]!.message).toMatch(/symbolic link/);
+    const release = await readRelease(ws.distDir);
+    expect(release.index.reftimes).not.toContain("2024-05-06T00:00:00Z");
+    expect(Object.keys(release.index.resources).some((name) => name.startsWith("2024-05-06"))).toBe(false);
+  });
+
+  it("refuses a sub-directory in a run folder (runs are flat)", async () => {
+    const run = await writeKmlRun(ws.runsDir, "nested-dir");
+    await mkdir(path.join(run.dir, "more"));
+    const result = await buildNow();
+    expect(runOf(result, "nested-dir").status).toBe("invalid");
+    expect(errorsOf(result, "nested-dir").map((e) => e.file)).toEqual(["nested-dir/more"]);
+  });
+});
+
+describe("run type", () => {
+  it("makes a run without a type invalid: the type is never guessed", async () => {
+    await writeKmlRun(ws.runsDir, "untyped", { manifest: { type: undefined, description: "Real eruption of Hekla" } });
+    const result = await buildNow();
+    const run = runOf(result, "untyped");
+    expect(run.status).toBe("invalid");
+    expect(run.type).toBeUndefined();
+    expect(errorsOf(result, "untyped")).toEqual([expect.objectContaining({ file: "untyped/run.json", field: "type" })]);
+    expect((await readRelease(ws.distDir)).index.reftimes).toEqual([]);
+  });
+
+  it("uses defaultRunType for a run without a type, and only for it", async () => {
+    await writeKmlRun(ws.runsDir, "untyped", { manifest: { type: undefined } });
+    await writeKmlRun(ws.runsDir, "typed", { reftime: "2024-05-02T00:00:00Z", type: "Real Eruption" });
+    const result = await buildNow({ defaultRunType: "Rehearsal" });
+    expect(runOf(result, "untyped")).toMatchObject({ status: "published", type: "Rehearsal", issues: [] });
+    expect(runOf(result, "typed")).toMatchObject({ status: "published", type: "Real Eruption" });
+    const release = await readRelease(ws.distDir);
+    expect((await release.model("2024-05-01T12:00:00Z")).meta.type).toBe("Rehearsal");
+    expect((await release.model("2024-05-02T00:00:00Z")).meta.type).toBe("Real Eruption");
+  });
+});
+
+describe("one build, many bad runs", () => {
+  it("reports every failure together: four different bad runs are four invalid reports, the valid runs publish", async () => {
+    const good = await writeGoodRuns();
+    const syntax = await writeKmlRun(ws.runsDir, "bad-1-syntax", { reftime: "2024-05-11T00:00:00Z" });
+    await writeFile(path.join(syntax.dir, "run.json"), "{ not json");
+    await writeKmlRun(ws.runsDir, "bad-2-type", { reftime: "2024-05-12T00:00:00Z", manifest: { type: "Drill" } });
+    const bomb = await writeKmlRun(ws.runsDir, "bad-3-bomb", { reftime: "2024-05-13T00:00:00Z" });
+    await copyFile(BILLION_LAUGHS, path.join(bomb.dir, "advisory.kml"));
+    await writeMapServerRun(ws.runsDir, "bad-4-caps", {
+      reftime: "2006-07-01T00:00:00Z",
+      editCapabilities: (xml) => xml.replaceAll("1995-01-01/2015-12-31/PT5M", "1995-01-01/2015-12-31"),
+    });
+    const result = await buildNow();
+    const bad = result.report.runs.filter((r) => r.status === "invalid");
+    expect(bad.map((r) => r.folder)).toEqual(["bad-1-syntax", "bad-2-type", "bad-3-bomb", "bad-4-caps"]);
+    expect(errorsOf(result, "bad-1-syntax").map((e) => e.file)).toEqual(["bad-1-syntax/run.json"]);
+    expect(errorsOf(result, "bad-2-type").map((e) => [e.file, e.field])).toEqual([["bad-2-type/run.json", "type"]]);
+    expect(errorsOf(result, "bad-3-bomb").map((e) => e.file)).toEqual(["bad-3-bomb/advisory.kml"]);
+    expect(errorsOf(result, "bad-4-caps").map((e) => e.file)).toEqual(["bad-4-caps/capabilities.xml"]);
+    expect(result.report.counts.errors).toBe(4);
+    expect(result.report.counts.published).toBe(2);
+    await expectGoodRunsPublished(result, good);
+    // The report in the release says the same.
+    const release = await readRelease(ws.distDir);
+    expect(await release.json(release.index.lists.report)).toEqual(result.report);
+    expect(release.index.reftimes).toEqual(["2024-04-01T00:00:00Z", "2006-06-23T00:00:00Z"]);
+  });
+});
