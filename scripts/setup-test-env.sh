@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian tools the tests use, only when missing (idempotent; quiet when all are there).
 # libxml2-utils: xmllint, an independent check that published KML and RSS are well-formed.
+# netcdf-bin: ncgen/ncdump, to make NetCDF-3 fixtures and check the NetCDF-4 we generate.
+# gdal-bin: ogrinfo, a real KML reader, and gdal_contour, the contouring peer of the benchmark.
 set -euo pipefail
-packages=(libxml2-utils)
+packages=(libxml2-utils netcdf-bin gdal-bin)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

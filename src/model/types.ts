@@ -1,0 +1,56 @@
+/**
+ * Model output as the pipeline sees it, whatever the file format (NetCDF-4/HDF5 or NetCDF-3) and
+ * layout (EEMEP regular lat/lon, SNAP with a rotated-pole grid mapping).
+ */
+import type { GridToLonLat } from "../geo/types.ts";
+
+/** The flight-level bands of Volcanic Ash Advisory Centres, and the model variable of each. */
+export const FLIGHT_LEVEL_BANDS = [
+  { id: "fl000-200", label: "SFC/FL200", variable: "MAX6h_ASH_fl000-200" },
+  { id: "fl200-350", label: "FL200/350", variable: "MAX6h_ASH_fl200-350" },
+  { id: "fl350-550", label: "FL350/550", variable: "MAX6h_ASH_fl350-550" },
+] as const;
+export type FlightLevelBand = (typeof FLIGHT_LEVEL_BANDS)[number];
+
+/** Default concentration thresholds in mg/m³: the low / medium / high edges of the European charts. */
+export const DEFAULT_THRESHOLDS_MG_M3 = [0.2, 2, 4] as const;
+
+export interface ModelGrid {
+  /** Columns (x) and rows (y); a field is row-major: values[y * nx + x]. */
+  nx: number;
+  ny: number;
+  /** "regular": 1-D lat/lon axes; "curvilinear": 2-D latitude/longitude (e.g. a rotated pole). */
+  kind: "regular" | "curvilinear";
+  /** Fractional grid coordinates to lon/lat (bilinear between cell centres). */
+  toLonLat: GridToLonLat;
+  /** The model domain: extreme longitudes and latitudes of the cell centres. */
+  domain: { north: number; south: number; east: number; west: number };
+  /** Typical cell size in degrees of latitude (for simplification tolerances and drawing). */
+  cellDegrees: number;
+}
+
+export interface ModelVariable {
+  name: string;
+  band: FlightLevelBand;
+  /** Units as written in the file (e.g. `ug/m3`); fields are always returned in mg/m³. */
+  units: string;
+}
+
+export interface ModelOutput {
+  layout: "EEMEP" | "SNAP";
+  /** Normalised instants of the time axis. */
+  times: string[];
+  grid: ModelGrid;
+  /** The flight-level variables present (MAX6h_ASH_fl...), in band order. */
+  variables: ModelVariable[];
+  /** SIMULATION_START_DATE, normalised, when the file has it. */
+  simulationStart?: string;
+  /** The `title` global attribute, when present. */
+  title?: string;
+  /**
+   * One time step of one variable in mg/m³, row-major (values[y * nx + x]); missing values are NaN.
+   * Reads only that step from the file: memory does not grow with the number of steps.
+   */
+  readField(variable: string, timeIndex: number): Promise<Float32Array>;
+  close(): void;
+}
