@@ -10,18 +10,16 @@ import { kmlResourceName, kmlTimeResourceName, resourceUrl, slugify } from "./ar
 import type { Issues } from "./issues.ts";
 import { describeEruption } from "./readers/volcanoXml.ts";
 import { MANIFEST_FILE } from "./readers/manifest.ts";
-import type { InputReading, KmlDocument, VolcanoDescription, WmsCapabilities } from "./readers/types.ts";
+import type { InputReading, KmlDocument, ModelOutputAnalysis, VolcanoDescription, WmsCapabilities } from "./readers/types.ts";
 import { DEFAULT_FORECAST_HOURS, type KmlLayerInput, type WmsLayerInput } from "./runManifest.ts";
+import { modelOutputGroups, type ModelLayerOutput } from "./assembleModelOutput.ts";
+import type { PipelineSettings } from "./pipelineSettings.ts";
 
 /** Most timesteps one WMS layer may have after expanding start/end/period times. */
 export const MAX_WMS_TIMESTEPS = 1000;
 /** Group of the KML files found in a folder but not named by its manifest. */
 export const UNLISTED_KML_GROUP = "Forecaster KML";
 
-export interface AssembleOptions {
-  /** Run type for runs whose manifest gives none (configuration); never guessed otherwise. */
-  defaultRunType?: RunType;
-}
 
 /** A KML file to publish, whole and per timestep, under `slug`. */
 export interface KmlLayerOutput {
@@ -35,15 +33,20 @@ export interface AssembledRun {
   model: AshModel;
   volcano?: VolcanoDescription;
   kmlLayers: KmlLayerOutput[];
+  /** Ash areas drawn from model output, per flight-level band. */
+  modelLayers: ModelLayerOutput[];
+  /** The model output the run's map is drawn from (the first file), when there is one. */
+  mapSource?: ModelOutputAnalysis;
 }
 
-export function assembleRun(folder: string, readings: InputReading[], issues: Issues, options: AssembleOptions): AssembledRun | undefined {
+export function assembleRun(folder: string, readings: InputReading[], issues: Issues, options: PipelineSettings): AssembledRun | undefined {
   const manifestReading = readings.find((r) => r.kind === "manifest");
   const manifest = manifestReading?.manifest;
   const manifestPath = `${folder}/${MANIFEST_FILE}`;
   const volcano = readings.find((r) => r.kind === "volcano")?.volcano;
   const kmlByFile = new Map(readings.flatMap((r) => (r.kind === "kml" ? [[r.file.name, r.kml] as const] : [])));
   const capsByFile = new Map(readings.flatMap((r) => (r.kind === "wms-capabilities" ? [[r.file.name, r] as const] : [])));
+  const models = readings.flatMap((r) => (r.kind === "model-output" ? [r] : []));
 
   // A run.json that failed to read has been reported field by field: no second guess at its fields.
   if (!manifestReading && issues.list.some((issue) => issue.file === manifestPath)) return undefined;
@@ -52,11 +55,13 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   if (!type) {
     issues.error(manifestPath, "the run has no type", 'add "type": "Exercise", "Rehearsal" or "Real Eruption" to run.json (a run type is never guessed)', "type");
   }
-  const reftime = manifest?.reftime ? normaliseInstant(manifest.reftime) : undefined;
-  if (!manifest?.reftime) {
-    issues.error(manifestPath, "the run has no reference time", 'add "reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run) to run.json', "reftime");
+  // The model run's start: as the forecaster says, else as the model chain wrote it (file name, then attribute).
+  const reftime = manifest?.reftime ? normaliseInstant(manifest.reftime) : (models[0]?.model.fileTimestamp ?? models[0]?.model.simulationStart);
+  if (!reftime) {
+    issues.error(manifestPath, "the run has no reference time", 'add "reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run) to run.json, or keep the timestamp in the model file name (eemep_hour_YYYYMMDDTHHMMSS.nc)', "reftime");
   }
-  const description = manifest?.description ?? (volcano ? describeEruption(volcano) : undefined);
+  const modelTitle = models[0]?.model.title;
+  const description = manifest?.description ?? (volcano ? describeEruption(volcano) : modelTitle ? `${modelTitle}: ${models[0]!.model.layout} dispersion model output.` : undefined);
   if (!description) {
     issues.error(manifestPath, "the run has no description", 'add "description" to run.json, or put the volcano.xml of the model run in the folder', "description");
   }
@@ -173,6 +178,12 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     return result.times;
   }
 
+  // Model output: ash areas per flight-level band (and WMS layers when a WMS server serves runs/).
+  const unusedCapabilities = [...capsByFile.values()].find((caps) => !(manifest?.layergroups ?? []).some((g) => g.layers.some((l) => l.type === "WMS" && l.capabilities === caps.file.name)));
+  const fromModels = modelOutputGroups(folder, models, reftime, unusedCapabilities, options.wmsBaseUrl, issues);
+  layergroups.push(...fromModels.groups);
+  extents.push(...fromModels.extents);
+
   // KML files the manifest does not name are forecasters' drawings: publish them too.
   const unlisted = [...kmlByFile.entries()].filter(([name]) => !kmlLayers.has(name));
   if (unlisted.length) {
@@ -185,7 +196,7 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   const nonEmptyGroups = layergroups.filter((group) => group.layers.length > 0);
   if (issues.hasErrors) return undefined;
   if (nonEmptyGroups.length === 0) {
-    issues.error(manifestPath, "the run has no layers", 'add "layergroups" to run.json, or a KML file to the folder', "layergroups");
+    issues.error(manifestPath, "the run has no layers", 'add "layergroups" to run.json, or the model output (NetCDF) or a KML file to the folder', "layergroups");
     return undefined;
   }
 
@@ -202,7 +213,13 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     },
     layergroups: nonEmptyGroups,
   };
-  return { model, ...(volcano ? { volcano } : {}), kmlLayers: [...kmlLayers.values()] };
+  return {
+    model,
+    ...(volcano ? { volcano } : {}),
+    kmlLayers: [...kmlLayers.values()],
+    modelLayers: fromModels.layers,
+    ...(models[0] ? { mapSource: models[0].model } : {}),
+  };
 }
 
 /** base_url with `TIME=<time>` appended, as the public product builds its timestep urls. */

@@ -9,11 +9,11 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
-import { RELEASE_INDEX_FORMAT, type Artefact, type ReleaseIndex } from "../contract/releaseIndex.ts";
+import { RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
-import { compactInstant, formatInstant } from "../time/instant.ts";
+import { compactInstant, formatInstant, parseInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
-import { resourceKey } from "./artefactNames.ts";
+import { resourceKey, runPngKey } from "./artefactNames.ts";
 import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
 import { MAX_CHANGELOG_EVENTS, publishedEvent, renderChangelog, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
 import {
@@ -28,23 +28,26 @@ import {
   switchToRelease,
 } from "./releaseStore.ts";
 import { renderRun } from "./renderRun.ts";
-import { inputsHash, scanRuns, type FileFingerprint, type ScannedRun } from "./scanRuns.ts";
+import { inputsHash, listRunFolders, scanRuns, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
+import { pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
 
-/** Bump when a change to the pipeline changes artefact bytes: every run is then rebuilt. */
-export const PIPELINE_VERSION = "1";
 /** The resource listing the volcanoes of the published runs. */
 export const VOLCANOES_RESOURCE = "volcanoes.json";
 
-export interface BuildOptions {
+export interface BuildOptions extends PipelineSettings {
   runsDir: string;
   distDir: string;
   /** Absolute URL of the product base path, for links in the changelog. */
   publicUrl: string;
-  defaultRunType?: RunType;
   /** The clock; tests inject one. */
   now?: () => Date;
   log?: (line: string) => void;
+  /**
+   * Run folders known to have changed since the last build (the watcher's events). Other folders that
+   * the last build knew are taken as they were, without a look at their files. Absent: scan them all.
+   */
+  changedFolders?: ReadonlySet<string>;
   /** Called after each run folder is handled (progress display). */
   onProgress?: (done: number, total: number, folder: string) => void;
 }
@@ -81,7 +84,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const swept = await sweepTemporaries(distDir);
   if (swept) log(`swept ${swept} temporary item(s) left by an interrupted build`);
 
-  const pipeline = createHash("sha256").update(JSON.stringify({ PIPELINE_VERSION, defaultRunType: options.defaultRunType ?? null })).digest("hex");
+  const pipeline = pipelineKey(options);
   const previous = await loadCurrentRelease(distDir);
   const prevState: BuildState = previous?.state ?? emptyState(pipeline);
   const pipelineChanged = prevState.pipeline !== pipeline;
@@ -91,21 +94,30 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // each folder's last good version stays known (and served if the rebuild fails).
   const priorRuns = prevState.runs;
 
-  const fileCache = new Map<string, FileFingerprint>(Object.entries(prevState.files));
-  const nextFiles = new Map<string, FileFingerprint>();
-  const scanned = await scanRuns(runsDir, fileCache, nextFiles);
-
-  // 1. Bring every run folder up to date (only changed ones are read).
+  // 1. Bring every run folder up to date: scan (stat calls; skipped for folders the watcher saw
+  //    unchanged), then read and render only the folders whose inputs changed.
+  const folders = await listRunFolders(runsDir);
+  const known = (name: string) => !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
+  const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files);
+  const scannedByName = new Map(scanned.map((entry) => [entry.run.folder, entry]));
   const runs: Record<string, RunState> = {};
+  const files: BuildState["files"] = {};
   const rebuiltWhy = new Map<string, string>();
   let done = 0;
-  for (const run of scanned) {
-    const prior = priorRuns[run.folder];
-    runs[run.folder] = await updateRun(run, prior, pipeline, prevState.files, { ...options, builtAt: now }, (why) => {
-      rebuiltWhy.set(run.folder, why);
-      log(`rebuilding ${run.folder}: ${why}`);
-    });
-    options.onProgress?.(++done, scanned.length, run.folder);
+  for (const { name: folder } of folders) {
+    const entry = scannedByName.get(folder);
+    const prior = priorRuns[folder];
+    if (!entry) {
+      runs[folder] = prior!;
+      files[folder] = prevState.files[folder]!;
+    } else {
+      files[folder] = entry.fingerprints;
+      runs[folder] = await updateRun(entry.run, prior, pipeline, prevState.files[folder] ?? {}, { ...options, builtAt: now }, (why) => {
+        rebuiltWhy.set(folder, why);
+        log(`rebuilding ${folder}: ${why}`);
+      });
+    }
+    options.onProgress?.(++done, folders.length, folder);
   }
 
   // 2. Decide which folder is served for each reftime.
@@ -124,7 +136,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   for (const [reftime, build] of decision.byReftime) {
     const old = before.get(reftime);
     if (!old) events.push(publishedEvent(await readModel(distDir, build), now));
-    else if (old.contentSha256 !== build.contentSha256) events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(old, build), now));
+    else if (old.contentSha256 !== build.contentSha256) {
+      const [oldList, newList] = await Promise.all([readRunArtefacts(distDir, old), readRunArtefacts(distDir, build)]);
+      events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(oldList, newList), now));
+    }
   }
   for (const [reftime, old] of before) {
     if (!decision.byReftime.has(reftime)) events.push(withdrawnEvent(reftime, old.type, now));
@@ -133,7 +148,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const history = [...events, ...prevState.events].slice(0, MAX_CHANGELOG_EVENTS);
 
   // 4. The report.
-  const runReports = scanned.map((run) => reportRun(run.folder, runs[run.folder]!, decision, rebuiltWhy.get(run.folder)));
+  const runReports = folders.map(({ name }) => reportRun(name, runs[name]!, decision, rebuiltWhy.get(name)));
   const allIssues = runReports.flatMap((r) => r.issues);
   const reftimes = [...decision.byReftime.keys()].sort().reverse();
   const withdrawn = events.filter((e) => e.kind === "withdrawn").map((e) => e.reftime);
@@ -146,7 +161,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     built: now,
     durationMs: 0,
     counts: {
-      folders: scanned.length,
+      folders: folders.length,
       published: reftimes.length,
       rebuilt: rebuiltWhy.size,
       errors: allIssues.filter((i) => i.severity === "error").length,
@@ -174,29 +189,39 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     { key: "changelog.rss", file: "changelog.rss", contentType: CONTENT_TYPES.rss, body: Buffer.from(renderChangelog(history, { publicUrl: options.publicUrl })) },
     volcanoes,
   ];
-  const previousArtefacts = previous?.index.artefacts ?? {};
-  const listArtefacts = await writeArtefacts(staged.dir, releaseFromDist, drafts, previousArtefacts, now);
   report.durationMs = Math.round(performance.now() - started);
-  const reportArtefact = await writeArtefacts(staged.dir, releaseFromDist, [{ key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) }], previousArtefacts, now);
-
-  const artefacts: Record<string, Artefact> = { ...listArtefacts, ...reportArtefact };
-  const resources: Record<string, string> = { [VOLCANOES_RESOURCE]: volcanoes.key };
+  const written = await writeArtefacts(staged.dir, releaseFromDist, [
+    ...drafts,
+    { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) },
+  ]);
+  // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
+  const previousLists = previous?.index.artefacts ?? {};
+  const artefacts: Record<string, ListArtefact> = {};
+  for (const [key, artefact] of Object.entries(written)) {
+    const before = previousLists[key];
+    artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : laterThan(before?.modified, now) };
+  }
   const indexRuns: ReleaseIndex["runs"] = {};
   for (const reftime of [...reftimes].reverse()) {
     const build = decision.byReftime.get(reftime)!;
-    // Last-Modified is when this content was first served under this key, whenever its run was built
-    // (a conflict loser built long ago becomes new content the moment it takes over).
-    for (const [key, artefact] of Object.entries(build.artefacts)) {
-      const before = previousArtefacts[key];
-      artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : now };
-    }
-    Object.assign(resources, build.resources);
-    indexRuns[reftime] = { reftime, type: build.type, source: decision.folderOf.get(reftime)!, json: build.json, ...(build.png ? { png: build.png } : {}) };
+    // A run's Last-Modified is when its current content was first served under this reftime, whenever
+    // it was built (a conflict loser built long ago becomes new content the moment it takes over).
+    const before = previous?.index.runs[reftime];
+    indexRuns[reftime] = {
+      reftime,
+      type: build.type,
+      source: decision.folderOf.get(reftime)!,
+      dir: build.dir,
+      modified: before && before.contentSha256 === build.contentSha256 ? before.modified : laterThan(before?.modified, now),
+      contentSha256: build.contentSha256,
+      json: build.json,
+      ...(build.png ? { png: build.png } : {}),
+    };
   }
   const state: BuildState = {
     format: prevState.format,
     pipeline,
-    files: Object.fromEntries(nextFiles),
+    files,
     runs,
     published: Object.fromEntries([...decision.folderOf].sort()),
     events: history,
@@ -210,12 +235,12 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     built: now,
     reftimes,
     runs: indexRuns,
-    resources: sortKeys(resources),
+    resources: { [VOLCANOES_RESOURCE]: volcanoes.key },
     lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
     artefacts: sortKeys(artefacts),
   };
   await switchToRelease(distDir, staged, releaseId, index);
-  const garbage = await collectGarbage(distDir);
+  const garbage = await collectGarbage(distDir, nowDate.getTime());
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
   return { release: releaseId, published: true, report, events };
@@ -226,7 +251,7 @@ async function updateRun(
   run: ScannedRun,
   prior: RunState | undefined,
   pipeline: string,
-  priorFiles: BuildState["files"],
+  priorFiles: FolderFingerprints,
   options: BuildOptions & { builtAt: string },
   rebuilding: (why: string) => void,
 ): Promise<RunState> {
@@ -242,7 +267,7 @@ async function updateRun(
   if (prior && prior.inputs === inputs && !prior.waiting) return prior;
   rebuilding(whyRebuild(run, prior, priorFiles));
 
-  const { issues, assembled } = await validateRun(run, options.defaultRunType);
+  const { issues, assembled } = await validateRun(run, options);
   const base: RunState = { inputs, waiting: false, issues: issues.list, ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}) };
   if (!assembled) return base;
 
@@ -251,34 +276,33 @@ async function updateRun(
   const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}`;
   const dirFromDist = path.posix.join(RUNS_DIR, dirName);
   const staged = await createStagingDir(options.distDir, RUNS_DIR);
-  const previousArtefacts = prior?.lastGood?.artefacts ?? {};
-  const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts, previousArtefacts, options.builtAt);
-  await staged.commit(dirName);
-  const json = drafts[0]!;
+  const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts);
   const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
+  const list: RunArtefacts = { format: RELEASE_INDEX_FORMAT, reftime, artefacts: sortKeys(artefacts), resources: sortKeys(resources) };
+  await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
+  await staged.commit(dirName);
   const current: RunBuild = {
     inputs,
     reftime,
     type: assembled.model.meta.type,
     contentSha256: contentHash(artefacts),
     dir: dirFromDist,
-    artefacts,
-    resources,
-    json: json.key,
+    json: drafts[0]!.key,
+    ...(drafts.some((d) => d.key === runPngKey(reftime)) ? { png: runPngKey(reftime) } : {}),
     ...(assembled.volcano ? { volcano: { name: assembled.volcano.name, lat: assembled.volcano.lat, lon: assembled.volcano.lon } } : {}),
   };
   return { ...base, current };
 }
 
-function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: BuildState["files"]): string {
+function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: FolderFingerprints): string {
   if (!prior) return "new run folder";
   if (prior.waiting) return "its files have arrived";
   const now = new Map(run.files.map((f) => [f.name, f.sha256]));
   const changed: string[] = [];
-  const priorNames = Object.keys(priorFiles).filter((key) => key.startsWith(`${run.folder}/`)).map((key) => key.slice(run.folder.length + 1));
+  const priorNames = Object.keys(priorFiles);
   for (const name of priorNames) {
     if (!now.has(name)) changed.push(`${name} removed`);
-    else if (now.get(name) !== priorFiles[`${run.folder}/${name}`]!.sha256) changed.push(`${name} changed`);
+    else if (now.get(name) !== priorFiles[name]!.sha256) changed.push(`${name} changed`);
   }
   for (const name of now.keys()) if (!priorNames.includes(name)) changed.push(`${name} added`);
   return changed.length ? changed.join(", ") : "the pipeline or its configuration changed";
@@ -340,6 +364,17 @@ function reportRun(folder: string, state: RunState, decision: PublishDecision, r
   return { ...base, status: state.waiting ? "waiting" : "invalid" };
 }
 
+/**
+ * Last-Modified for new content: now, but always after the date of the content it replaces. HTTP dates
+ * have whole seconds: content changed twice within one second would otherwise keep its date, and a
+ * client revalidating with If-Modified-Since alone would keep the old content.
+ */
+function laterThan(previous: string | undefined, now: string): string {
+  const before = previous === undefined ? undefined : parseInstant(previous);
+  const at = parseInstant(now)!;
+  return before !== undefined && before >= at ? formatInstant(before + 1000) : now;
+}
+
 /** One hash for everything a run publishes: equal hashes mean clients see exactly the same run. */
 export function contentHash(artefacts: Readonly<Record<string, Artefact>>): string {
   const hash = createHash("sha256");
@@ -348,18 +383,22 @@ export function contentHash(artefacts: Readonly<Record<string, Artefact>>): stri
 }
 
 /** Resource names whose content differs between two builds of a run (added, removed or changed). */
-function changedResources(before: RunBuild, after: RunBuild): string[] {
+function changedResources(before: RunArtefacts, after: RunArtefacts): string[] {
   const names = new Set([...Object.keys(before.resources), ...Object.keys(after.resources)]);
-  const sha = (build: RunBuild, name: string) => {
-    const key = build.resources[name];
-    return key ? build.artefacts[key]?.sha256 : undefined;
+  const sha = (list: RunArtefacts, name: string) => {
+    const key = list.resources[name];
+    return key ? list.artefacts[key]?.sha256 : undefined;
   };
   return [...names].filter((name) => sha(before, name) !== sha(after, name)).sort();
 }
 
+async function readRunArtefacts(distDir: string, build: RunBuild): Promise<RunArtefacts> {
+  return RunArtefacts.parse(JSON.parse(await readFile(path.join(distDir, build.dir, RUN_ARTEFACTS_FILE), "utf8")));
+}
+
 async function readModel(distDir: string, build: RunBuild): Promise<AshModel> {
-  const file = build.artefacts[build.json]!.identity.file;
-  return AshModel.parse(JSON.parse(await readFile(path.join(distDir, file), "utf8")));
+  const list = await readRunArtefacts(distDir, build);
+  return AshModel.parse(JSON.parse(await readFile(path.join(distDir, list.artefacts[build.json]!.identity.file), "utf8")));
 }
 
 /** `volcanoes.json`: the volcanoes of the published runs, newest reftime first, for clients' pickers. */

@@ -6,11 +6,13 @@
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
-import { Artefact } from "../contract/releaseIndex.ts";
 
-export const BUILD_STATE_FORMAT = 1;
+export const BUILD_STATE_FORMAT = 2;
 
-/** A valid build of one run folder: everything needed to publish it again without reading it. */
+/**
+ * A valid build of one run folder: enough to publish it again without reading it. Its artefact list is
+ * in `<dir>/artefacts.json`, so the state stays small however many runs there are.
+ */
 export const RunBuild = z.strictObject({
   inputs: z.string(),
   reftime: PublishedInstant,
@@ -19,8 +21,6 @@ export const RunBuild = z.strictObject({
   contentSha256: z.string(),
   /** Directory of its artefacts, relative to the dist directory. */
   dir: z.string(),
-  artefacts: z.record(z.string(), Artefact),
-  resources: z.record(z.string(), z.string()),
   json: z.string(),
   png: z.string().optional(),
   volcano: z.strictObject({ name: z.string(), lat: z.number(), lon: z.number() }).optional(),
@@ -50,7 +50,8 @@ export const ChangelogEventSchema = z.strictObject({
 export const BuildState = z.strictObject({
   format: z.literal(BUILD_STATE_FORMAT),
   pipeline: z.string(),
-  files: z.record(z.string(), z.strictObject({ size: z.number(), mtimeMs: z.number(), ino: z.number(), sha256: z.string() })),
+  /** Per run folder, the fingerprint of each file: a file whose size, mtime and inode match is not read again. */
+  files: z.record(z.string(), z.record(z.string(), z.strictObject({ size: z.number(), mtimeMs: z.number(), ino: z.number(), sha256: z.string() }))),
   runs: z.record(z.string(), RunState),
   /** Which folder's build is served for each reftime. */
   published: z.record(PublishedInstant, z.string()),

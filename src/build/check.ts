@@ -5,14 +5,14 @@
 import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import type { RunType } from "../contract/ashModel.ts";
 import type { RunReport } from "../contract/buildReport.ts";
 import { UserError } from "../errors.ts";
 import { decidePublished } from "./build.ts";
 import type { RunState } from "./buildState.ts";
 import { renderRun } from "./renderRun.ts";
-import { isRunFolderName, scanRun, scanRuns, type FileFingerprint, type ScannedRun } from "./scanRuns.ts";
+import { isRunFolderName, listRunFolders, scanRun, scanRuns, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
+import type { PipelineSettings } from "./pipelineSettings.ts";
 
 export interface CheckResult {
   runs: RunReport[];
@@ -20,15 +20,15 @@ export interface CheckResult {
   warnings: number;
 }
 
-export async function check(dir: string, defaultRunType?: RunType): Promise<CheckResult> {
+export async function check(dir: string, settings: PipelineSettings = {}): Promise<CheckResult> {
   const dirStat = await stat(dir).catch(() => undefined);
   if (!dirStat?.isDirectory()) throw new UserError("no such directory", { where: dir, fix: "give a runs directory or one run folder" });
   const scanned = (await isSingleRunFolder(dir))
-    ? [await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), new Map(), new Map<string, FileFingerprint>())]
-    : await scanRuns(dir, new Map(), new Map<string, FileFingerprint>());
+    ? [(await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), {})).run]
+    : (await scanRuns(dir, await listRunFolders(dir), {})).map((entry) => entry.run);
 
   const states: Record<string, RunState> = {};
-  for (const run of scanned) states[run.folder] = await checkRun(run, defaultRunType);
+  for (const run of scanned) states[run.folder] = await checkRun(run, settings);
   const decision = decidePublished(states);
   const runs = scanned.map((run): RunReport => {
     const state = states[run.folder]!;
@@ -44,11 +44,11 @@ export async function check(dir: string, defaultRunType?: RunType): Promise<Chec
   return { runs, errors: issues.filter((i) => i.severity === "error").length, warnings: issues.filter((i) => i.severity === "warning").length };
 }
 
-async function checkRun(run: ScannedRun, defaultRunType: RunType | undefined): Promise<RunState> {
+async function checkRun(run: ScannedRun, settings: PipelineSettings): Promise<RunState> {
   if (run.partial.length) {
     return { inputs: "", waiting: true, issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "rename each *.part file to its final name when it is complete" }] };
   }
-  const { issues, assembled } = await validateRun(run, defaultRunType);
+  const { issues, assembled } = await validateRun(run, settings);
   if (!assembled) return { inputs: "", waiting: false, issues: issues.list };
   const drafts = await renderRun(assembled); // rendering is part of checking: it must not fail at build time
   const contentSha256 = createHash("sha256");
@@ -58,7 +58,7 @@ async function checkRun(run: ScannedRun, defaultRunType: RunType | undefined): P
     inputs: "",
     waiting: false,
     issues: issues.list,
-    current: { inputs: "", reftime, type, contentSha256: contentSha256.digest("hex"), dir: "", artefacts: {}, resources: {}, json: "" },
+    current: { inputs: "", reftime, type, contentSha256: contentSha256.digest("hex"), dir: "", json: "" },
   };
 }
 

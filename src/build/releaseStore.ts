@@ -13,6 +13,7 @@ import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFil
 import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
+import { parseInstant } from "../time/instant.ts";
 import { BuildState } from "./buildState.ts";
 
 export const RELEASES_DIR = "releases";
@@ -20,8 +21,14 @@ export const RUNS_DIR = "runs";
 export const STATE_FILE = "state.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";
-/** Releases kept besides the current one, so a server still reading the previous release finds its files. */
+/**
+ * Releases kept: the newest few, and every release younger than a few minutes, so a server that has not
+ * yet moved on (it follows dist/current within a second; longer if it missed file events) finds its files
+ * even when builds follow each other quickly.
+ */
 export const KEEP_RELEASES = 3;
+export const KEEP_RELEASES_YOUNGER_THAN_MS = 5 * 60_000;
+const MAX_KEPT_RELEASES = 100;
 
 const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
 
@@ -135,13 +142,16 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 }
 
 /**
- * Deletes releases older than the newest KEEP_RELEASES and run directories no kept release uses.
+ * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
+ * KEEP_RELEASES_YOUNGER_THAN_MS, and the run directories no kept release uses.
  * Reads only the kept releases' indexes. Call with the lock held.
  */
-export async function collectGarbage(distDir: string): Promise<{ releases: number; runs: number }> {
+export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
   const releasesDir = path.join(distDir, RELEASES_DIR);
   const releaseIds = (await readdir(releasesDir).catch(() => [] as string[])).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
-  const kept = releaseIds.slice(-KEEP_RELEASES);
+  // A release id starts with its build time (YYYYMMDDTHHMMSSZ), on the same clock as `nowMs`.
+  const young = releaseIds.filter((id) => nowMs - (parseInstant(id.slice(0, 16)) ?? 0) < KEEP_RELEASES_YOUNGER_THAN_MS);
+  const kept = [...new Set([...young, ...releaseIds.slice(-KEEP_RELEASES)])].sort().slice(-MAX_KEPT_RELEASES);
   const current = await readlink(path.join(distDir, CURRENT_LINK)).then((t) => path.basename(t), () => undefined);
   if (current && !kept.includes(current)) kept.push(current);
   let releases = 0;
@@ -151,12 +161,13 @@ export async function collectGarbage(distDir: string): Promise<{ releases: numbe
       releases++;
     }
   }
+  // Run directories served by a kept release, and valid builds not served now (duplicates, conflict
+  // losers, kept-last-good versions) that may be served again without a rebuild.
   const used = new Set<string>();
   for (const id of kept) {
     try {
       const index = JSON.parse(await readFile(path.join(releasesDir, id, INDEX_FILE), "utf8")) as ReleaseIndex;
-      for (const artefact of Object.values(index.artefacts)) used.add(artefact.identity.file.split("/").slice(0, 2).join("/"));
-      // Valid builds that are not served (duplicates, conflict losers) are kept for when they win.
+      for (const run of Object.values(index.runs)) used.add(run.dir);
       const state = JSON.parse(await readFile(path.join(releasesDir, id, STATE_FILE), "utf8")) as BuildState;
       for (const run of Object.values(state.runs)) for (const build of [run.current, run.lastGood]) if (build) used.add(build.dir);
     } catch {

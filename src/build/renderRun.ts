@@ -1,13 +1,14 @@
 /**
  * The artefacts of one valid run: its AshModel JSON and its KML layers (whole, and one per timestep).
  * Each renderer is a function of the assembled run alone, so bytes are the same for the same inputs.
- * The reftime PNG map is one more renderer (the model-output work); the index has its slot (`png`).
+ * Runs with model output also get KML ash areas per band and the PNG maps (renderModelOutput.ts).
  */
 import { AshModel } from "../contract/ashModel.ts";
 import { InternalError } from "../errors.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, runJsonKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
+import { renderModelKml, renderModelMaps } from "./renderModelOutput.ts";
 
 export type RunRenderer = (run: AssembledRun) => ArtefactDraft[] | Promise<ArtefactDraft[]>;
 
@@ -34,7 +35,7 @@ export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers];
+export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps];
 
 export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
   return (await Promise.all(renderers.map((render) => render(run)))).flat();

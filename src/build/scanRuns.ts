@@ -52,38 +52,52 @@ export function isTemporaryName(name: string): boolean {
   );
 }
 
+/** Fingerprints of one folder's files by name, as the last build saw them. */
+export type FolderFingerprints = Record<string, FileFingerprint>;
+
+/** Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported. */
+export async function listRunFolders(runsDir: string): Promise<Array<{ name: string; isLink: boolean }>> {
+  const entries = await readdir(runsDir, { withFileTypes: true });
+  return entries
+    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name))
+    .map((entry) => ({ name: entry.name, isLink: entry.isSymbolicLink() }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Folders scanned at once: the scan is stat calls, cheap alone and slow one after another. */
+const SCAN_CONCURRENCY = 32;
+
 /**
- * Lists run folders (sorted by name) and fingerprints their files.
- * `cache` maps `folder/name` to the fingerprint of the last build; `nextCache` receives the new ones.
+ * Scans the given run folders with bounded concurrency, in their order. `cache` holds each folder's
+ * fingerprints of the last build; the result carries the new ones.
  */
 export async function scanRuns(
   runsDir: string,
-  cache: ReadonlyMap<string, FileFingerprint>,
-  nextCache: Map<string, FileFingerprint>,
-): Promise<ScannedRun[]> {
-  const entries = await readdir(runsDir, { withFileTypes: true });
-  const candidates = entries.filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name));
-  const runs: ScannedRun[] = [];
-  for (const entry of candidates.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (entry.isSymbolicLink()) {
-      // Reported rather than skipped: a forecaster who linked a run in must learn it is not published.
-      const why = "is a symbolic link; links are not followed, so nothing outside runs/ can be published (copy the folder instead)";
-      runs.push({ folder: entry.name, absolutePath: path.join(runsDir, entry.name), files: [], partial: [], refused: [{ name: ".", why }] });
-      continue;
+  folders: ReadonlyArray<{ name: string; isLink: boolean }>,
+  cache: Readonly<Record<string, FolderFingerprints>>,
+): Promise<Array<{ run: ScannedRun; fingerprints: FolderFingerprints }>> {
+  const results = new Array<{ run: ScannedRun; fingerprints: FolderFingerprints }>(folders.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < folders.length; i = next++) {
+      const folder = folders[i]!;
+      results[i] = folder.isLink ? { run: linkedFolder(runsDir, folder.name), fingerprints: {} } : await scanRun(runsDir, folder.name, cache[folder.name] ?? {});
     }
-    runs.push(await scanRun(runsDir, entry.name, cache, nextCache));
-  }
-  return runs;
+  };
+  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, folders.length) }, worker));
+  return results;
 }
 
-export async function scanRun(
-  runsDir: string,
-  folder: string,
-  cache: ReadonlyMap<string, FileFingerprint>,
-  nextCache: Map<string, FileFingerprint>,
-): Promise<ScannedRun> {
+/** A run folder that is a symbolic link: reported rather than skipped, so whoever linked it learns it is not published. */
+function linkedFolder(runsDir: string, folder: string): ScannedRun {
+  const why = "is a symbolic link; links are not followed, so nothing outside runs/ can be published (copy the folder instead)";
+  return { folder, absolutePath: path.join(runsDir, folder), files: [], partial: [], refused: [{ name: ".", why }] };
+}
+
+export async function scanRun(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>): Promise<{ run: ScannedRun; fingerprints: FolderFingerprints }> {
   const absolutePath = path.join(runsDir, folder);
   const run: ScannedRun = { folder, absolutePath, files: [], partial: [], refused: [] };
+  const fingerprints: FolderFingerprints = {};
   const names = (await readdir(absolutePath)).sort();
   for (const name of names) {
     if (name.endsWith(".part")) {
@@ -107,16 +121,15 @@ export async function scanRun(
       run.refused.push({ name, why: "is not a plain file (runs are flat folders)" });
       continue;
     }
-    const key = `${folder}/${name}`;
-    const known = cache.get(key);
+    const known = cache[name];
     const fingerprint =
       known && known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.ino === stats.ino
         ? known
         : { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sha256: await sha256File(filePath) };
-    nextCache.set(key, fingerprint);
+    fingerprints[name] = fingerprint;
     run.files.push({ name, absolutePath: filePath, size: fingerprint.size, sha256: fingerprint.sha256 });
   }
-  return run;
+  return { run, fingerprints };
 }
 
 async function sha256File(filePath: string): Promise<string> {

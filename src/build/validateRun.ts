@@ -1,9 +1,9 @@
 /** Reads and validates one scanned run folder: the step `build` and `check` share. Writes nothing. */
-import type { RunType } from "../contract/ashModel.ts";
 import { assembleRun, type AssembledRun } from "./assembleRun.ts";
 import { Issues } from "./issues.ts";
 import { readRun } from "./readers/index.ts";
 import type { ScannedRun } from "./scanRuns.ts";
+import { thresholdsOf, type PipelineSettings } from "./pipelineSettings.ts";
 
 export interface ValidatedRun {
   issues: Issues;
@@ -11,12 +11,12 @@ export interface ValidatedRun {
   assembled?: AssembledRun;
 }
 
-export async function validateRun(run: ScannedRun, defaultRunType: RunType | undefined): Promise<ValidatedRun> {
+export async function validateRun(run: ScannedRun, settings: PipelineSettings): Promise<ValidatedRun> {
   const issues = new Issues();
   for (const refused of run.refused) {
     issues.error(refused.name === "." ? run.folder : `${run.folder}/${refused.name}`, refused.why, "replace it with a plain file or folder, or remove it");
   }
-  const readings = await readRun(run, issues);
-  const assembled = assembleRun(run.folder, readings, issues, defaultRunType ? { defaultRunType } : {});
+  const readings = await readRun(run, issues, { thresholds: thresholdsOf(settings) });
+  const assembled = assembleRun(run.folder, readings, issues, settings);
   return assembled && !issues.hasErrors ? { issues, assembled } : { issues };
 }

@@ -13,7 +13,7 @@ import { AshcastError, UserError, formatError, InternalError } from "../errors.t
 import { newRun } from "./newRun.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
-import { resolveBuildSettings, type BuildFlags } from "./settings.ts";
+import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
 
@@ -39,7 +39,9 @@ function buildOptions(command: Command): Command {
     .option("--runs <dir>", "folder of run folders (env ASHCAST_RUNS)", undefined)
     .option("--out <dir>", "where releases are published (env ASHCAST_DIST)", undefined)
     .option("--public-url <url>", "public address of the product base path, for changelog links (env ASHCAST_PUBLIC_URL)")
-    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE); never guessed otherwise").choices(RUN_TYPES));
+    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE); never guessed otherwise").choices(RUN_TYPES))
+    .option("--thresholds <mg/m3>", "ash concentration thresholds for model output, ascending (env ASHCAST_THRESHOLDS; default 0.2,2,4)")
+    .option("--wms-base <url>", "WMS address serving the runs folder's model output, e.g. a THREDDS ncWMS (env ASHCAST_WMS_BASE)");
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -136,8 +138,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .argument("[dir]", "runs directory or run folder", "runs")
     .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none").choices(RUN_TYPES))
     .addHelpText("after", "\nExit codes: 0 no errors (warnings allowed); 1 errors found; 2 could not check.")
-    .action(async (dir: string, flags: { defaultType?: RunType }) => {
-      const result = await check(dir, flags.defaultType);
+    .option("--thresholds <mg/m3>", "ash concentration thresholds for model output (default 0.2,2,4)")
+    .action(async (dir: string, flags: { defaultType?: RunType; thresholds?: string }) => {
+      const result = await check(dir, resolvePipelineSettings(flags));
       for (const line of formatRunReports(result.runs)) out(line);
       out(`${summarise(result.runs)}; ${result.errors} error(s), ${result.warnings} warning(s)`);
       if (result.errors > 0) exitCode = EXIT.runErrors;

@@ -5,14 +5,14 @@
 import path from "node:path";
 import { RUN_TYPES, RunType } from "../contract/ashModel.ts";
 import { UserError } from "../errors.ts";
+import type { PipelineSettings } from "../build/pipelineSettings.ts";
 
 export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080/volcanicashforecast/0.1";
 
-export interface BuildSettings {
+export interface BuildSettings extends PipelineSettings {
   runsDir: string;
   distDir: string;
   publicUrl: string;
-  defaultRunType?: RunType;
 }
 
 export interface BuildFlags {
@@ -20,6 +20,8 @@ export interface BuildFlags {
   out?: string;
   publicUrl?: string;
   defaultType?: string;
+  thresholds?: string;
+  wmsBase?: string;
 }
 
 export function resolveBuildSettings(flags: BuildFlags, env: NodeJS.ProcessEnv = process.env): BuildSettings {
@@ -32,6 +34,11 @@ export function resolveBuildSettings(flags: BuildFlags, env: NodeJS.ProcessEnv =
   if (!/^https?:\/\/[^/]+/.test(publicUrl)) {
     throw new UserError(`"${publicUrl}" is not an absolute http(s) URL`, { where: flags.publicUrl ? "--public-url" : "ASHCAST_PUBLIC_URL", fix: "give the public address of the product base path, e.g. https://example.org/volcanicashforecast/0.1" });
   }
+  return { runsDir, distDir, publicUrl, ...resolvePipelineSettings(flags, env) };
+}
+
+/** The settings that decide what runs publish (shared by build, watch, start and check). */
+export function resolvePipelineSettings(flags: Pick<BuildFlags, "defaultType" | "thresholds" | "wmsBase">, env: NodeJS.ProcessEnv = process.env): PipelineSettings {
   const typeText = flags.defaultType ?? env.ASHCAST_DEFAULT_RUN_TYPE;
   let defaultRunType: RunType | undefined;
   if (typeText !== undefined && typeText !== "") {
@@ -41,5 +48,21 @@ export function resolveBuildSettings(flags: BuildFlags, env: NodeJS.ProcessEnv =
     }
     defaultRunType = parsed.data;
   }
-  return { runsDir, distDir, publicUrl, ...(defaultRunType ? { defaultRunType } : {}) };
+  const thresholds = parseThresholds(flags.thresholds ?? env.ASHCAST_THRESHOLDS, flags.thresholds !== undefined ? "--thresholds" : "ASHCAST_THRESHOLDS");
+  const wmsBaseUrl = flags.wmsBase ?? env.ASHCAST_WMS_BASE;
+  if (wmsBaseUrl && !/^https?:\/\/[^/]+/.test(wmsBaseUrl)) {
+    throw new UserError(`"${wmsBaseUrl}" is not an absolute http(s) URL`, { where: flags.wmsBase ? "--wms-base" : "ASHCAST_WMS_BASE", fix: "give the WMS address of the runs folder, e.g. https://thredds.example.org/thredds/wms/volcano" });
+  }
+  return { ...(defaultRunType ? { defaultRunType } : {}), ...(thresholds ? { thresholds } : {}), ...(wmsBaseUrl ? { wmsBaseUrl } : {}) };
+}
+
+/** `0.2,2,4`: ascending positive numbers in mg/m³. */
+function parseThresholds(text: string | undefined, where: string): number[] | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const values = text.split(",").map((part) => Number(part.trim()));
+  const ascending = values.every((value, i) => Number.isFinite(value) && value > 0 && (i === 0 || value > values[i - 1]!));
+  if (!ascending || values.length > 6) {
+    throw new UserError(`"${text}" is not a list of thresholds`, { where, fix: "give up to 6 ascending concentrations in mg/m³, e.g. 0.2,2,4 (European charts) or 0.2,2,5,10" });
+  }
+  return values;
 }

@@ -1,15 +1,22 @@
 /**
- * The published release index: the one file the server reads to know every artefact.
- * Written last by the build; `dist/current` points at the release directory that holds it.
+ * What a release publishes, as files the server reads:
+ *
+ *   dist/current -> releases/<id>/index.json   the release: its runs, lists and shared resources
+ *   dist/runs/<dir>/artefacts.json              one run's artefacts, immutable (its directory is named by input hash)
+ *
+ * The release index refers to each run's directory instead of listing its artefacts, so publishing a
+ * release costs the same whatever the number of runs; a run's artefact list is read once, when needed.
  */
 import { z } from "zod";
 import { PublishedInstant, RunType } from "./ashModel.ts";
 
-export const RELEASE_INDEX_FORMAT = 1;
+export const RELEASE_INDEX_FORMAT = 2;
 /** `dist/<CURRENT_LINK>` is the symlink to the release being served. */
 export const CURRENT_LINK = "current";
 /** Written last into a release directory: its presence means the release is whole. */
 export const INDEX_FILE = "index.json";
+/** The artefact list inside each run directory. */
+export const RUN_ARTEFACTS_FILE = "artefacts.json";
 
 /** A stored body: its file relative to the dist directory, size in bytes and strong ETag. */
 export const StoredBody = z.strictObject({
@@ -23,22 +30,40 @@ export const Artefact = z.strictObject({
   contentType: z.string(),
   /** sha256 of the identity body, hex. */
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  /** When this exact content was first published (HTTP Last-Modified). */
-  modified: PublishedInstant,
   identity: StoredBody,
   gzip: StoredBody.optional(),
   br: StoredBody.optional(),
 });
 export type Artefact = z.infer<typeof Artefact>;
 
+/** An artefact of the release itself (lists, shared resources), with the time its content was first published. */
+export const ListArtefact = Artefact.extend({ modified: PublishedInstant });
+export type ListArtefact = z.infer<typeof ListArtefact>;
+
+/** `dist/runs/<dir>/artefacts.json`. */
+export const RunArtefacts = z.strictObject({
+  format: z.literal(RELEASE_INDEX_FORMAT),
+  reftime: PublishedInstant,
+  artefacts: z.record(z.string(), Artefact),
+  /** Resource name (the `name` of /resources, `<reftime>/...`) to artefact key. */
+  resources: z.record(z.string(), z.string()),
+});
+export type RunArtefacts = z.infer<typeof RunArtefacts>;
+
 export const PublishedRun = z.strictObject({
   reftime: PublishedInstant,
   type: RunType,
   /** The run folder under runs/ it was built from. */
   source: z.string(),
+  /** Its artefact directory, relative to the dist directory (holds artefacts.json). */
+  dir: z.string(),
+  /** When the run's current content was first published under this reftime (HTTP Last-Modified). */
+  modified: PublishedInstant,
+  /** Hash over all its artefacts: equal means clients see exactly the same run. */
+  contentSha256: z.string(),
   /** Artefact key of the AshModel JSON. */
   json: z.string(),
-  /** Artefact key of the reftime PNG map, once the run has one. */
+  /** Artefact key of the reftime PNG map, when the run has one. */
   png: z.string().optional(),
 });
 export type PublishedRun = z.infer<typeof PublishedRun>;
@@ -50,10 +75,17 @@ export const ReleaseIndex = z.strictObject({
   /** Newest first. */
   reftimes: z.array(PublishedInstant),
   runs: z.record(PublishedInstant, PublishedRun),
-  /** Resource name (the `name` of /resources) to artefact key. */
+  /** Shared resources of the release (e.g. volcanoes.json): name to artefact key. Run resources are in each run's artefacts.json. */
   resources: z.record(z.string(), z.string()),
   /** Fixed artefacts of the release: reftimes list, changelog, build report. */
   lists: z.strictObject({ reftimes: z.string(), changelog: z.string(), report: z.string() }),
-  artefacts: z.record(z.string(), Artefact),
+  /** The release's own artefacts (lists and shared resources). */
+  artefacts: z.record(z.string(), ListArtefact),
 });
 export type ReleaseIndex = z.infer<typeof ReleaseIndex>;
+
+/** The reftime a run resource name starts with (`<reftime>/...`), or undefined. */
+export function reftimeOfResource(name: string): string | undefined {
+  const slash = name.indexOf("/");
+  return slash === 20 ? name.slice(0, slash) : undefined;
+}

@@ -66,14 +66,36 @@ export function notModifiedSince(ifModifiedSince: string, modifiedMs: number): b
   return since !== undefined && Math.floor(modifiedMs / 1000) * 1000 <= since;
 }
 
-const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const RFC_850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
-/** Epoch ms of an IMF-fixdate (the only form senders must use); undefined for anything else. */
-export function parseHttpDate(text: string): number | undefined {
+/**
+ * Epoch ms of an HTTP-date in any of the three forms recipients must accept (RFC 9110 §5.6.7):
+ * IMF-fixdate, RFC 850 and asctime. Undefined for anything else, impossible dates included.
+ */
+export function parseHttpDate(text: string, nowMs: number = Date.now()): number | undefined {
   const trimmed = text.trim();
-  if (!HTTP_DATE.test(trimmed)) return undefined;
-  const ms = Date.parse(trimmed);
-  return Number.isNaN(ms) ? undefined : ms;
+  let parts: [day: string, month: string, year: number, hour: string, minute: string, second: string] | undefined;
+  let match: RegExpExecArray | null;
+  if ((match = IMF_FIXDATE.exec(trimmed))) parts = [match[1]!, match[2]!, Number(match[3]), match[4]!, match[5]!, match[6]!];
+  else if ((match = RFC_850.exec(trimmed))) parts = [match[1]!, match[2]!, twoDigitYear(Number(match[3]), nowMs), match[4]!, match[5]!, match[6]!];
+  else if ((match = ASCTIME.exec(trimmed))) parts = [match[2]!.trim(), match[1]!, Number(match[6]), match[3]!, match[4]!, match[5]!];
+  if (!parts) return undefined;
+  const [day, monthName, year, hour, minute, second] = parts;
+  const month = MONTHS.indexOf(monthName);
+  const ms = Date.UTC(year, month, Number(day), Number(hour), Number(minute), Number(second));
+  const check = new Date(ms);
+  // Date.UTC rolls 31 February over to March: such a date is not a date.
+  const real = month >= 0 && check.getUTCDate() === Number(day) && check.getUTCHours() === Number(hour) && check.getUTCMinutes() === Number(minute) && check.getUTCSeconds() === Number(second);
+  return real ? ms : undefined;
+}
+
+/** RFC 9110: a two-digit year more than 50 years in the future means the past century. */
+function twoDigitYear(yy: number, nowMs: number): number {
+  const year = 2000 + yy;
+  return year > new Date(nowMs).getUTCFullYear() + 50 ? year - 100 : year;
 }
 
 export function formatHttpDate(ms: number): string {

@@ -12,6 +12,21 @@ const schemaOf = (schema: z.ZodType): Record<string, unknown> => {
   return rest;
 };
 
+/**
+ * The published models as the specification states them: no field required, and open to added fields
+ * (adding a field is not a breaking change in this API family). The build still checks the strict form.
+ */
+function openModel(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(openModel);
+  if (schema === null || typeof schema !== "object") return schema;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "required" || (key === "additionalProperties" && value === false)) continue;
+    result[key] = openModel(value);
+  }
+  return result;
+}
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref("Problem") } } });
 const noContent = { description: "No run is published" };
@@ -26,10 +41,19 @@ const reftimeParameter = {
   schema: { type: "string", format: "date-time" },
 };
 
+/** Every error status the specification lists for the data endpoints, each with the problem body. */
 const dataErrors = {
   "400": problem("Malformed parameter"),
-  "404": problem("No run for this reftime, or no such address"),
+  "401": problem("Authentication needed"),
+  "403": problem("Forbidden, or the client is blocked"),
+  "404": problem("No run for this reftime, no such resource, or a removed version"),
   "405": problem("Method not allowed"),
+  "422": problem("Request outside the product's domain"),
+  "429": problem("Too many requests, or the client did not identify itself"),
+  "500": problem("Internal error"),
+  "502": problem("Bad gateway"),
+  "503": problem("Service unavailable"),
+  "504": problem("Gateway timeout"),
 };
 
 export function openApiDocument(options: { prefix?: string } = {}): Record<string, unknown> {
@@ -64,7 +88,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         "200": { description: "Reftimes", content: { [JSON_TYPE]: { schema: { type: "array", items: ref("RefTimeModel") } } } },
         "204": noContent,
         "304": notModified,
-        "405": dataErrors["405"],
+        ...dataErrors,
       }),
       "/resources": get("A named resource (a KML layer per time, volcanoes.json), or the list of names", "data", {
         "200": {
@@ -102,7 +126,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       }),
     },
     components: {
-      schemas: { AshModel: schemaOf(AshModel), RefTimeModel: schemaOf(RefTimeModel), Problem: schemaOf(Problem) },
+      schemas: { AshModel: openModel(schemaOf(AshModel)), RefTimeModel: openModel(schemaOf(RefTimeModel)), Problem: openModel(schemaOf(Problem)) },
     },
   };
 }

@@ -6,6 +6,7 @@ export function problemResponse(status: number, detail: string, extraHeaders: Re
   const body: Problem = { type: "about:blank", title: STATUS_CODES[status] ?? "Error", status, detail };
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", ...extraHeaders },
+    // CORS on errors too, so a browser client can read why it failed.
+    headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "access-control-allow-origin": "*", ...extraHeaders },
   });
 }

@@ -8,9 +8,12 @@ import { watch, type FSWatcher } from "node:fs";
 import { readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { BuildReport } from "../contract/buildReport.ts";
-import { CURRENT_LINK, INDEX_FILE, ReleaseIndex, type Artefact, type StoredBody } from "../contract/releaseIndex.ts";
+import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefacts, type Artefact, type PublishedRun, type StoredBody } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { ByteLru } from "./byteLru.ts";
+
+/** Run artefact lists kept in memory: the runs clients are browsing, not all 1,000. */
+const MAX_RUN_LISTS = 256;
 
 export interface ServedRelease {
   id: string;
@@ -38,6 +41,8 @@ export class ReleaseSource {
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   readonly #bodies: ByteLru;
+  /** Artefact lists of runs by directory (immutable, so shared across releases), most recent last. */
+  readonly #runLists = new Map<string, RunArtefacts>();
   readonly #distDir: string;
   readonly #log: (line: string) => void;
 
@@ -98,15 +103,42 @@ export class ReleaseSource {
     const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
     const latest = index.reftimes[0];
     // Warm what nearly every client asks for: the lists and the latest run, in every encoding.
-    const hot = [index.lists.reftimes, index.lists.changelog, index.lists.report, ...(latest ? [index.runs[latest]!.json] : [])];
-    for (const key of hot) {
+    const hot: Artefact[] = [index.lists.reftimes, index.lists.changelog, index.lists.report].map((key) => {
       const artefact = index.artefacts[key];
       if (!artefact) throw new Error(`index.json names ${key} but has no artefact for it`);
-      for (const stored of storedBodies(artefact)) await this.body(stored);
+      return artefact;
+    });
+    if (latest) {
+      const run = index.runs[latest]!;
+      const json = (await this.runArtefacts(run)).artefacts[run.json];
+      if (!json) throw new Error(`${run.dir}/${RUN_ARTEFACTS_FILE} has no ${run.json}`);
+      hot.push(json);
     }
+    for (const artefact of hot) for (const stored of storedBodies(artefact)) await this.body(stored);
     const reportEntry = index.artefacts[index.lists.report]!;
     const parsedReport = BuildReport.safeParse(JSON.parse((await this.body(reportEntry.identity)).toString("utf8")));
     return { id: index.release, index, latest, report: parsedReport.success ? parsedReport.data : undefined, builtMs: parseInstant(index.built) ?? 0 };
+  }
+
+  /** The artefact list of a published run: from memory, else read once (run directories never change). */
+  runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts> {
+    const cached = this.#runLists.get(run.dir);
+    if (cached) {
+      this.#runLists.delete(run.dir);
+      this.#runLists.set(run.dir, cached);
+      return cached;
+    }
+    return this.#readRunArtefacts(run);
+  }
+
+  async #readRunArtefacts(run: PublishedRun): Promise<RunArtefacts> {
+    const list = RunArtefacts.parse(JSON.parse(await readFile(path.join(this.#distDir, run.dir, RUN_ARTEFACTS_FILE), "utf8")));
+    this.#runLists.set(run.dir, list);
+    for (const oldest of this.#runLists.keys()) {
+      if (this.#runLists.size <= MAX_RUN_LISTS) break;
+      this.#runLists.delete(oldest);
+    }
+    return list;
   }
 
   /** The bytes of a stored body: from memory, else read once from disk (files never change once published). */

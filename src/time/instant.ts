@@ -5,15 +5,15 @@
 
 // ISO 8601 / RFC 3339 date-time: date, `T` (or space), time with optional seconds and fraction, and a zone.
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|z|[+-]\d{2}:?\d{2})$/;
-// Basic format as in model file names: 20190322T153201 (taken as UTC) or with Z.
-const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})?Z?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|z|[+-]\d{2}:?\d{2})$/;
+// Basic format, in UTC: 20190322T153201Z.
+const ISO_BASIC = /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(\d{2})?[Zz]$/;
 
 /** The expected spelling, for error messages. */
 export const INSTANT_FORM = "YYYY-MM-DDTHH:MM:SSZ (UTC, e.g. 2024-05-01T12:00:00Z)";
 
 /**
- * Parses an ISO 8601 date-time with an explicit zone (or a basic-format UTC stamp) to epoch milliseconds.
+ * Parses an ISO 8601 date-time with an explicit zone (extended, or basic with Z) to epoch milliseconds.
  * Returns undefined when the text is not such an instant or names an impossible date.
  * @example parseInstant("2019-03-22T22:00:00+01:00") === Date.UTC(2019, 2, 22, 21)
  */

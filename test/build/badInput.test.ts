@@ -199,7 +199,7 @@ describe("bad input files", () => {
     expect(errors[0]!.message).toMatch(/symbolic link/);
     const release = await readRelease(ws.distDir);
     expect(release.index.reftimes).not.toContain("2024-05-06T00:00:00Z");
-    expect(Object.keys(release.index.resources).some((name) => name.startsWith("2024-05-06"))).toBe(false);
+    expect(Object.keys(release.resources).some((name) => name.startsWith("2024-05-06"))).toBe(false);
   });
 
   it("refuses a sub-directory in a run folder (runs are flat)", async () => {

@@ -133,7 +133,7 @@ describe("the build of four valid runs", () => {
     for (const step of layer.timesteps) {
       expect(step.url).toBe(`./resources?name=${s.kml.reftime}/advisory/${step.time}.kml`);
       const name = resourceNameOf(step.url!);
-      expect(Object.keys(s.release.index.resources)).toContain(name);
+      expect(Object.keys(s.release.resources)).toContain(name);
       const key = s.release.resourceKey(name);
       expect(s.release.artefact(key).contentType).toMatch(/^application\/vnd\.google-earth\.kml\+xml/);
       const body = await s.release.text(key);
@@ -156,7 +156,7 @@ describe("the build of four valid runs", () => {
   });
 
   it("indexes every artefact with its sha256, size, and gzip/br variants that decompress to the identity bytes", async () => {
-    const artefacts = Object.entries(s.release.index.artefacts);
+    const artefacts = Object.entries(s.release.artefacts);
     expect(artefacts.length).toBeGreaterThan(10);
     let compressed = 0;
     for (const [key, artefact] of artefacts) {
@@ -190,7 +190,7 @@ describe("the build of four valid runs", () => {
 
   it("gives every artefact a distinct ETag per content", () => {
     const bySha = new Map<string, string>();
-    for (const artefact of Object.values(s.release.index.artefacts)) {
+    for (const artefact of Object.values(s.release.artefacts)) {
       const seen = bySha.get(artefact.identity.etag);
       if (seen !== undefined) expect(seen).toBe(artefact.sha256);
       bySha.set(artefact.identity.etag, artefact.sha256);
@@ -248,7 +248,7 @@ describe("the build of four valid runs", () => {
       expect(other.release.artefact(key).identity.etag).toBe(s.release.artefact(key).identity.etag);
     }
     // The split KML files too.
-    for (const [name, key] of Object.entries(s.release.index.resources)) {
+    for (const [name, key] of Object.entries(s.release.resources)) {
       if (!name.endsWith(".kml")) continue;
       expect((await other.release.body(other.release.resourceKey(name))).equals(await s.release.body(key)), name).toBe(true);
     }

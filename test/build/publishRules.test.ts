@@ -220,7 +220,7 @@ describe("withdrawal", () => {
     const release = await readRelease(ws.distDir);
     expect(await release.json(release.index.lists.reftimes)).toEqual([{ reftimes: ["2024-05-02T00:00:00Z"] }]);
     expect(release.index.runs[REFTIME]).toBeUndefined();
-    expect(Object.keys(release.index.resources).filter((name) => name.startsWith(REFTIME))).toEqual([]);
+    expect(Object.keys(release.resources).filter((name) => name.startsWith(REFTIME))).toEqual([]);
     const rss = await release.text(release.index.lists.changelog);
     expect(rss).toContain(`Withdrawn: Exercise run ${REFTIME}`);
     expect(rss).toContain(`Published: Exercise run ${REFTIME}`);

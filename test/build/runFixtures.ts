@@ -8,7 +8,7 @@ import { copyFile, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, write
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { AshModel, type RunType } from "../../src/contract/ashModel.ts";
-import { ReleaseIndex, type Artefact } from "../../src/contract/releaseIndex.ts";
+import { RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefacts, type Artefact, type ListArtefact } from "../../src/contract/releaseIndex.ts";
 
 export const REAL_DATA = "/work/shared/data/real";
 export const REAL_VOLCANO_XML = path.join(REAL_DATA, "snappy/volcano.xml");
@@ -269,7 +269,11 @@ export interface Release {
   /** Absolute path of the release directory `dist/current` points at. */
   dir: string;
   index: ReleaseIndex;
-  artefact(key: string): Artefact;
+  /** Every artefact served: the release's own and each published run's (from its artefacts.json), with the Last-Modified served. */
+  artefacts: Record<string, ListArtefact>;
+  /** Every resource name served (shared and per run) to its artefact key. */
+  resources: Record<string, string>;
+  artefact(key: string): ListArtefact;
   /** The stored body of an artefact, in one of its encodings. */
   body(key: string, encoding?: Encoding): Promise<Buffer>;
   text(key: string): Promise<string>;
@@ -286,8 +290,15 @@ export async function readRelease(distDir: string): Promise<Release> {
   if (!(await lstat(link)).isSymbolicLink()) throw new Error(`${link} is not a symlink`);
   const dir = path.resolve(distDir, await readlink(link));
   const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(dir, "index.json"), "utf8")));
-  const artefact = (key: string): Artefact => {
-    const found = index.artefacts[key];
+  const artefacts: Record<string, ListArtefact> = { ...index.artefacts };
+  const resources: Record<string, string> = { ...index.resources };
+  for (const run of Object.values(index.runs)) {
+    const list = RunArtefacts.parse(JSON.parse(await readFile(path.join(distDir, run.dir, RUN_ARTEFACTS_FILE), "utf8")));
+    for (const [key, entry] of Object.entries(list.artefacts)) artefacts[key] = { ...entry, modified: run.modified };
+    Object.assign(resources, list.resources);
+  }
+  const artefact = (key: string): ListArtefact => {
+    const found = artefacts[key];
     if (!found) throw new Error(`no artefact ${key} in release ${index.release}`);
     return found;
   };
@@ -297,7 +308,7 @@ export async function readRelease(distDir: string): Promise<Release> {
     return readFile(path.join(distDir, stored.file));
   };
   const resourceKey = (name: string): string => {
-    const key = index.resources[name];
+    const key = resources[name];
     if (!key) throw new Error(`no resource ${name} in release ${index.release}`);
     return key;
   };
@@ -305,6 +316,8 @@ export async function readRelease(distDir: string): Promise<Release> {
     id: path.basename(dir),
     dir,
     index,
+    artefacts,
+    resources,
     artefact,
     body,
     text: async (key) => (await body(key)).toString("utf8"),

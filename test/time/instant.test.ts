@@ -12,15 +12,14 @@ describe("instants", () => {
       "2019-03-22T22:00:00+01:00",
       "2019-03-22T22:00:00+0100",
       "2019-03-22T16:30:00-04:30",
-      "2019-03-22t21:00:00z".replace("t", "T"),
+      "2019-03-22t21:00:00z",
       "20190322T210000Z",
-      "20190322T210000",
     ];
     for (const text of spellings) expect(normaliseInstant(text), text).toBe("2019-03-22T21:00:00Z");
   });
 
   it("refuses text that is not an instant with a zone, and impossible dates", () => {
-    for (const text of ["", "2019-03-22", "2019-03-22T21:00:00", "2019-02-29T00:00:00Z", "2019-13-01T00:00:00Z", "2019-03-22T24:00:00Z", "2019-03-22T21:60:00Z", "yesterday", "2019-03-22T21:00:00Z trailing"]) {
+    for (const text of ["", "2019-03-22", "2019-03-22T21:00:00", "20190322T210000", "2019-02-29T00:00:00Z", "2019-13-01T00:00:00Z", "2019-03-22T24:00:00Z", "2019-03-22T21:60:00Z", "yesterday", "2019-03-22T21:00:00Z trailing"]) {
       expect(parseInstant(text), text).toBeUndefined();
     }
     expect(parseInstant("2020-02-29T00:00:00Z")).toBe(Date.UTC(2020, 1, 29));

@@ -1,22 +1,23 @@
 /**
  * The readers of run inputs, one per kind, and the step that offers each file of a run folder to them.
- * NetCDF model output plugs in here as one more reader.
+ * Each reader is chosen by file name or magic bytes (model output is recognised by its bytes, whatever its name).
  */
 import { open, readFile } from "node:fs/promises";
 import type { Issues } from "../issues.ts";
 import type { ScannedRun } from "../scanRuns.ts";
 import { kmlReader } from "./kml.ts";
 import { manifestReader } from "./manifest.ts";
-import type { InputReader, InputReading, RunInputFile } from "./types.ts";
+import { modelOutputReader } from "./modelOutput.ts";
+import type { InputReader, InputReading, ReaderContext, RunInputFile } from "./types.ts";
 import { volcanoXmlReader } from "./volcanoXml.ts";
 import { wmsCapabilitiesReader } from "./wmsCapabilities.ts";
 
-export const READERS: readonly InputReader[] = [manifestReader, volcanoXmlReader, kmlReader, wmsCapabilitiesReader];
+export const READERS: readonly InputReader[] = [manifestReader, volcanoXmlReader, kmlReader, wmsCapabilitiesReader, modelOutputReader];
 
 const HEAD_BYTES = 512;
 
 /** Reads every file of a run with the reader that accepts it; files no reader takes are reported. */
-export async function readRun(run: ScannedRun, issues: Issues, readers: readonly InputReader[] = READERS): Promise<InputReading[]> {
+export async function readRun(run: ScannedRun, issues: Issues, context: ReaderContext, readers: readonly InputReader[] = READERS): Promise<InputReading[]> {
   const readings: InputReading[] = [];
   for (const scanned of run.files) {
     const file: RunInputFile = {
@@ -32,7 +33,7 @@ export async function readRun(run: ScannedRun, issues: Issues, readers: readonly
       issues.warning(file.displayPath, "no reader takes this file, so it is not published", "remove it, or see docs/runs.md for the files a run may hold");
       continue;
     }
-    const reading = await reader.read(file, issues);
+    const reading = await reader.read(file, issues, context);
     if (reading) readings.push(reading);
   }
   return readings;

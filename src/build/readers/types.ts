@@ -1,10 +1,12 @@
 /**
  * One reader per input kind found in a run folder. The pipeline offers every file to the readers;
  * a reader that accepts a file reads and validates it, and returns what it found, or undefined after
- * recording why the file is unusable. A new input kind (NetCDF model output) is a new reader plus
- * its case in assembleRun: nothing else changes.
+ * recording why the file is unusable. A new input kind is a new reader plus its case in assembleRun
+ * (NetCDF model output came that way: readers/modelOutput.ts).
  */
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
+import type { ThresholdBand } from "../../geo/types.ts";
+import type { FlightLevelBand, ModelOutput } from "../../model/types.ts";
 import type { Issues } from "../issues.ts";
 import type { RunManifest } from "../runManifest.ts";
 
@@ -74,16 +76,48 @@ export interface WmsCapabilities {
   layers: WmsCapabilitiesLayer[];
 }
 
+/** One flight-level variable of a model output file, contoured at every step and over the whole run. */
+export interface ModelBandAnalysis {
+  band: FlightLevelBand;
+  variable: string;
+  /** Ash areas per time step; `end` is the next step's time (the last step lasts as long as the one before). */
+  steps: Array<{ time: string; end: string; areas: ThresholdBand[] }>;
+  /** Ash areas of the maximum over all steps (the run's map). */
+  maximum: ThresholdBand[];
+}
+
+/** What a model output file holds, read and checked in full once, contoured per band and step. */
+export interface ModelOutputAnalysis {
+  layout: ModelOutput["layout"];
+  times: string[];
+  domain: LatLonBoxModel;
+  /** The run start written in the file name (`eemep_hour_20190322T153201.nc`), when there is one. */
+  fileTimestamp?: string;
+  simulationStart?: string;
+  title?: string;
+  thresholds: readonly number[];
+  bands: ModelBandAnalysis[];
+  /** Where any band reaches the lowest threshold at any step; undefined when no ash reaches it. */
+  ashExtent?: LatLonBoxModel;
+}
+
+/** Settings readers need from the build configuration. */
+export interface ReaderContext {
+  /** Concentration thresholds (mg/m³, ascending) of the ash areas drawn from model output. */
+  thresholds: readonly number[];
+}
+
 export type InputReading =
   | { kind: "manifest"; file: RunInputFile; manifest: RunManifest }
   | { kind: "volcano"; file: RunInputFile; volcano: VolcanoDescription }
   | { kind: "kml"; file: RunInputFile; kml: KmlDocument }
-  | { kind: "wms-capabilities"; file: RunInputFile; capabilities: WmsCapabilities };
+  | { kind: "wms-capabilities"; file: RunInputFile; capabilities: WmsCapabilities }
+  | { kind: "model-output"; file: RunInputFile; model: ModelOutputAnalysis };
 
 export interface InputReader {
   kind: InputReading["kind"];
   /** Whether this reader handles the file, from its name and first bytes (at most 512). */
   accepts(file: RunInputFile, head: Buffer): boolean;
   /** Reads and validates one file; problems go to `issues` naming the file and field. */
-  read(file: RunInputFile, issues: Issues): Promise<InputReading | undefined>;
+  read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined>;
 }

@@ -1,0 +1,27 @@
+/** The settings that decide what a run publishes: part of every run's input hash. */
+import { createHash } from "node:crypto";
+import type { RunType } from "../contract/ashModel.ts";
+import { DEFAULT_THRESHOLDS_MG_M3 } from "../model/types.ts";
+
+export interface PipelineSettings {
+  /** Run type for runs whose run.json gives none; never guessed otherwise. */
+  defaultRunType?: RunType;
+  /** Concentration thresholds in mg/m³, ascending, for the ash areas drawn from model output. */
+  thresholds?: readonly number[];
+  /**
+   * Base URL under which a WMS server (THREDDS ncWMS) serves the runs folder's model output:
+   * `<wmsBaseUrl>/<run folder>/<file>.nc?LAYERS=<variable>`. Without it, model output gets no WMS layers.
+   */
+  wmsBaseUrl?: string;
+}
+
+/** Bump when a change to the pipeline changes artefact bytes: every run is then rebuilt. */
+export const PIPELINE_VERSION = "2";
+
+export const thresholdsOf = (settings: PipelineSettings): readonly number[] => settings.thresholds ?? DEFAULT_THRESHOLDS_MG_M3;
+
+export function pipelineKey(settings: PipelineSettings): string {
+  return createHash("sha256")
+    .update(JSON.stringify({ PIPELINE_VERSION, defaultRunType: settings.defaultRunType ?? null, thresholds: thresholdsOf(settings), wmsBaseUrl: settings.wmsBaseUrl ?? null }))
+    .digest("hex");
+}

@@ -1,0 +1,93 @@
+/**
+ * Artefacts drawn from model output: KML ash areas per flight-level band (the whole run, and one file
+ * per step: the timestep urls), the run's PNG map (`/.png`), and one image per band and step for
+ * viewers, listed by `<reftime>/images.json`.
+ */
+import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import { ashAreasKml } from "../geo/ashKml.ts";
+import { renderBandImage } from "../render/bandImage.ts";
+import { renderRunMap } from "../render/runMap.ts";
+import { compactInstant } from "../time/instant.ts";
+import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
+import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, resourceUrl, runPngKey } from "./artefactNames.ts";
+import type { AssembledRun } from "./assembleRun.ts";
+
+export const imageResourceName = (reftime: string, slug: string, time: string): string => `${reftime}/${slug}/${time}.png`;
+export const imagesIndexName = (reftime: string): string => `${reftime}/images.json`;
+
+export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
+  const reftime = run.model.meta.reftime;
+  const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
+  return run.modelLayers.flatMap((layer) => {
+    const kml = (steps: typeof layer.analysis.steps) =>
+      ashAreasKml({
+        name: `${layer.analysis.band.label} ash areas, run ${reftime}`,
+        band: layer.analysis.band,
+        thresholds: layer.thresholds,
+        units: "mg/m³",
+        steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
+        ...(volcano ? { volcano } : {}),
+      });
+    const wholeName = kmlResourceName(reftime, layer.slug);
+    return [
+      { key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName },
+      ...layer.analysis.steps.map((step) => {
+        const name = kmlTimeResourceName(reftime, layer.slug, step.time);
+        return { key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name };
+      }),
+    ];
+  });
+}
+
+export function renderModelMaps(run: AssembledRun): ArtefactDraft[] {
+  const source = run.mapSource;
+  if (!source || run.modelLayers.length === 0) return [];
+  const { reftime, type } = run.model.meta;
+  const box = mapBox(run.model.meta.latlonbox ?? source.domain, run.volcano);
+  const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
+  const common = { type, reftime, box, thresholds: source.thresholds, ...(volcano ? { volcano } : {}) };
+  const mapLayers = run.modelLayers.filter((layer) => source.bands.includes(layer.analysis));
+  const drafts: ArtefactDraft[] = [
+    {
+      key: runPngKey(reftime),
+      file: "model.png",
+      contentType: CONTENT_TYPES.png,
+      body: renderRunMap({ ...common, validFrom: source.times[0]!, validTo: source.bands[0]?.steps.at(-1)?.end ?? source.times.at(-1)!, bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
+    },
+  ];
+  const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
+  for (const layer of run.modelLayers) {
+    const images: Array<{ time: string; url: string }> = [];
+    for (const step of layer.analysis.steps) {
+      const name = imageResourceName(reftime, layer.slug, step.time);
+      drafts.push({
+        key: resourceKey(name),
+        file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
+        contentType: CONTENT_TYPES.png,
+        body: renderBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }),
+        resourceName: name,
+      });
+      images.push({ time: step.time, url: resourceUrl(name) });
+    }
+    index.push({ band: layer.analysis.band.label, images });
+  }
+  const indexName = imagesIndexName(reftime);
+  drafts.push({ key: resourceKey(indexName), file: "images.json", contentType: CONTENT_TYPES.json, body: jsonBody({ reftime, bands: index }), resourceName: indexName });
+  return drafts;
+}
+
+/** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */
+export function mapBox(box: LatLonBoxModel, volcano: { lat: number; lon: number } | undefined): LatLonBoxModel {
+  const north = Math.max(box.north, volcano?.lat ?? -90);
+  const south = Math.min(box.south, volcano?.lat ?? 90);
+  const east = Math.max(box.east, volcano?.lon ?? -180);
+  const west = Math.min(box.west, volcano?.lon ?? 180);
+  const marginLat = Math.max(2, (north - south) * 0.15);
+  const marginLon = Math.max(4, (east - west) * 0.15);
+  return {
+    north: Math.min(89, north + marginLat),
+    south: Math.max(-89, south - marginLat),
+    east: Math.min(180, east + marginLon),
+    west: Math.max(-180, west - marginLon),
+  };
+}

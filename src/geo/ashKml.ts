@@ -1,0 +1,214 @@
+/**
+ * KML 2.2 of contoured ash areas, as forecasters and their tools (Google Earth, QGIS/GDAL) read it:
+ * a Document with one Style per threshold interval (aviation chart colours), the volcano as an untimed
+ * Placemark, and per time step a Folder with a TimeSpan holding one Placemark per threshold interval
+ * (a MultiGeometry of Polygons, band and interval in ExtendedData). One step gives the per-timestep KML,
+ * all steps of a layer the whole-run KML. Pure: bytes in memory, identical for identical input.
+ */
+import { orientRing } from "./rings.ts";
+import type { Polygon, Position, Ring, ThresholdBand } from "./types.ts";
+
+export interface AshKmlStep {
+  /** Start of the validity period (ISO 8601), written as TimeSpan/begin. */
+  time: string;
+  /** End of the validity period (ISO 8601), written as TimeSpan/end. */
+  end: string;
+  /** Banded areas of this step, as contourBands returns them; a step without ash has empty bands (or none). */
+  bands: ThresholdBand[];
+}
+
+export interface AshKmlInput {
+  /** Document name, e.g. "Hekla 2024-05-01T12Z SFC/FL200". */
+  name: string;
+  /** The flight-level band the areas belong to. */
+  band: { id: string; label: string };
+  /** The thresholds the bands were contoured at, ascending (each band's lower value is one of them). */
+  thresholds: readonly number[];
+  units: "mg/m³";
+  steps: AshKmlStep[];
+  volcano?: { name: string; lat: number; lon: number };
+}
+
+/** Decimals of written coordinates: 1e-4° is about 11 m, far below any model grid. */
+export const KML_DECIMALS = 4;
+
+/** Line and fill colours (KML aabbggrr) per number of threshold intervals: low amber, then red, then purple. */
+const AMBER = "00b0ff";
+const ORANGE = "0060ff";
+const RED = "0000e0";
+const DARK_RED = "000090";
+const PURPLE = "800080";
+const DARK_PURPLE = "500040";
+const PALETTES: Record<number, string[]> = {
+  1: [AMBER],
+  2: [AMBER, RED],
+  3: [AMBER, RED, PURPLE],
+  4: [AMBER, RED, DARK_RED, PURPLE],
+  5: [AMBER, ORANGE, RED, DARK_RED, PURPLE],
+  6: [AMBER, ORANGE, RED, DARK_RED, PURPLE, DARK_PURPLE],
+};
+const ALL_COLOURS = PALETTES[6]!;
+
+/** The colour (bbggrr) of interval i among n. */
+export function intervalColour(i: number, n: number): string {
+  const palette = PALETTES[n];
+  if (palette) return palette[i]!;
+  return ALL_COLOURS[Math.round((i * (ALL_COLOURS.length - 1)) / Math.max(n - 1, 1))]!;
+}
+
+/** Style id of threshold interval i (KML ids are XML NCNames). */
+export const styleId = (i: number): string => `ash-${i}`;
+
+/**
+ * Name of a threshold interval's Placemark, e.g. `SFC/FL200 0.2–2 mg/m³` or `SFC/FL200 ≥ 4 mg/m³`.
+ */
+export function intervalName(bandLabel: string, lower: number, upper: number | null, units: string): string {
+  return upper === null ? `${bandLabel} ≥ ${lower} ${units}` : `${bandLabel} ${lower}–${upper} ${units}`;
+}
+
+/**
+ * The KML document (UTF-8 bytes).
+ *
+ * @example
+ * ashAreasKml({ name: "Hekla SFC/FL200", band: { id: "fl000-200", label: "SFC/FL200" }, thresholds: [0.2, 2, 4],
+ *   units: "mg/m³", steps: [{ time: "2024-05-01T12:00:00Z", end: "2024-05-01T18:00:00Z", bands }] });
+ */
+export function ashAreasKml(input: AshKmlInput): Buffer {
+  const { thresholds, units, band } = input;
+  thresholds.forEach((t, i) => {
+    if (!Number.isFinite(t) || (i > 0 && !(t > thresholds[i - 1]!))) {
+      throw new RangeError(`thresholds must be finite and increase strictly, got ${thresholds.join(", ")}`);
+    }
+  });
+  const n = thresholds.length;
+  const out: string[] = [];
+  const line = (depth: number, text: string): void => {
+    out.push(`${"  ".repeat(depth)}${text}`);
+  };
+
+  out.push('<?xml version="1.0" encoding="UTF-8"?>');
+  line(0, '<kml xmlns="http://www.opengis.net/kml/2.2">');
+  line(1, "<Document>");
+  line(2, element("name", input.name));
+  line(2, element("description", `Volcanic ash concentration areas, ${band.label}, thresholds ${thresholds.join(", ")} ${units}.`));
+  if (input.volcano) {
+    line(2, '<Style id="volcano">');
+    line(3, "<IconStyle><scale>1.2</scale><Icon><href>http://maps.google.com/mapfiles/kml/shapes/volcano.png</href></Icon></IconStyle>");
+    line(2, "</Style>");
+  }
+  for (let i = 0; i < n; i++) {
+    const colour = intervalColour(i, n);
+    line(2, `<Style id="${styleId(i)}">`);
+    line(3, `<LineStyle><color>ff${colour}</color><width>2</width></LineStyle>`);
+    line(3, `<PolyStyle><color>66${colour}</color><fill>1</fill><outline>1</outline></PolyStyle>`);
+    line(2, "</Style>");
+  }
+  if (input.volcano) {
+    const { name, lat, lon } = input.volcano;
+    if (!Number.isFinite(lat) || !Number.isFinite(lon)) throw new RangeError(`volcano position must be finite, got ${lat}, ${lon}`);
+    line(2, "<Placemark>");
+    line(3, element("name", name));
+    line(3, element("description", `${name}, ${Math.abs(lat).toFixed(2)}${lat < 0 ? "S" : "N"} ${Math.abs(lon).toFixed(2)}${lon < 0 ? "W" : "E"}`));
+    line(3, "<styleUrl>#volcano</styleUrl>");
+    line(3, `<Point><coordinates>${formatPosition([lon, lat])}</coordinates></Point>`);
+    line(2, "</Placemark>");
+  }
+  for (const step of input.steps) {
+    line(2, "<Folder>");
+    line(3, element("name", step.time));
+    // The Folder's TimeSpan drives a time slider (Google Earth); the same TimeSpan on each Placemark lets
+    // readers that look at features only (GDAL/QGIS: begin/end fields) see the time too.
+    const timeSpan = `<TimeSpan>${element("begin", step.time)}${element("end", step.end)}</TimeSpan>`;
+    line(3, timeSpan);
+    for (const interval of step.bands) {
+      const index = thresholds.indexOf(interval.lower);
+      if (index < 0) {
+        throw new RangeError(`Internal error: band lower value ${interval.lower} is not one of the thresholds ${thresholds.join(", ")}`);
+      }
+      const polygons = interval.polygons.map(roundPolygon).filter((p): p is RoundedPolygon => p !== undefined);
+      if (polygons.length === 0) continue;
+      line(3, "<Placemark>");
+      line(4, element("name", intervalName(band.label, interval.lower, interval.upper, units)));
+      line(4, timeSpan);
+      line(4, `<styleUrl>#${styleId(index)}</styleUrl>`);
+      line(4, "<ExtendedData>");
+      line(5, data("band", band.label));
+      line(5, data("bandId", band.id));
+      line(5, data("lower", String(interval.lower)));
+      if (interval.upper !== null) line(5, data("upper", String(interval.upper)));
+      line(5, data("units", units));
+      line(4, "</ExtendedData>");
+      line(4, "<MultiGeometry>");
+      for (const polygon of polygons) {
+        line(5, "<Polygon>");
+        line(6, "<tessellate>1</tessellate>");
+        line(6, `<outerBoundaryIs><LinearRing><coordinates>${polygon.outer}</coordinates></LinearRing></outerBoundaryIs>`);
+        for (const hole of polygon.holes) {
+          line(6, `<innerBoundaryIs><LinearRing><coordinates>${hole}</coordinates></LinearRing></innerBoundaryIs>`);
+        }
+        line(5, "</Polygon>");
+      }
+      line(4, "</MultiGeometry>");
+      line(3, "</Placemark>");
+    }
+    line(2, "</Folder>");
+  }
+  line(1, "</Document>");
+  line(0, "</kml>");
+  return Buffer.from(`${out.join("\n")}\n`, "utf8");
+}
+
+interface RoundedPolygon {
+  outer: string;
+  holes: string[];
+}
+
+/**
+ * Coordinates text of each ring at KML_DECIMALS, outer ring counter-clockwise and holes clockwise
+ * (whatever the input's orientation); rings that rounding collapses are dropped.
+ */
+function roundPolygon(polygon: Polygon): RoundedPolygon | undefined {
+  const outer = roundRing(orientRing(polygon.outer, true));
+  if (outer === undefined) return undefined;
+  const holes = polygon.holes.map((hole) => roundRing(orientRing(hole, false)));
+  return { outer, holes: holes.filter((h): h is string => h !== undefined) };
+}
+
+function roundRing(ring: Ring): string | undefined {
+  const texts: string[] = [];
+  for (const p of ring) {
+    const text = formatPosition(p);
+    if (texts[texts.length - 1] !== text) texts.push(text);
+  }
+  if (texts.length > 1 && texts[0] !== texts[texts.length - 1]) texts.push(texts[0]!);
+  // A closed ring needs 3 distinct positions plus the closing one.
+  return texts.length >= 4 ? texts.join(" ") : undefined;
+}
+
+/** `lon,lat` at KML_DECIMALS, never `-0.0000`. */
+export function formatPosition(p: Position): string {
+  return `${formatNumber(p[0])},${formatNumber(p[1])}`;
+}
+
+function formatNumber(x: number): string {
+  if (!Number.isFinite(x)) throw new RangeError(`Internal error: coordinate ${x} is not finite`);
+  const text = x.toFixed(KML_DECIMALS);
+  return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
+}
+
+const element = (name: string, text: string): string => `<${name}>${escapeXml(text)}</${name}>`;
+const data = (name: string, value: string): string => `<Data name="${escapeXml(name)}"><value>${escapeXml(value)}</value></Data>`;
+
+/**
+ * Text escaped for XML content and attribute values; characters XML 1.0 cannot carry (control
+ * characters, lone surrogates, U+FFFE/U+FFFF) are dropped.
+ */
+export function escapeXml(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
+}

@@ -1,0 +1,426 @@
+/**
+ * Opens dispersion model output as the pipeline sees it (types.ts), whatever the format and layout:
+ *
+ * - Format by magic bytes: `\x89HDF\r\n\x1a\n` NetCDF-4/HDF5 (h5wasm, netcdf4.ts); `CDF\x01` classic and
+ *   `CDF\x02` 64-bit offset NetCDF-3 (netcdfjs header, netcdf3.ts); `CDF\x05` is recognised and refused
+ *   with a fix.
+ * - Layout from the variables: EEMEP has MAX6h_ASH_fl... on (time, lat, lon) with 1-D `lat`/`lon`;
+ *   SNAP has them on (time, y, x) with 2-D `latitude`/`longitude` and a grid mapping (`projection`),
+ *   possibly a rotated pole. A SNAP file with a rotated pole but without the 2-D arrays gets them
+ *   computed from the pole and its 1-D rotated axes.
+ * - Everything declared is checked against MODEL_LIMITS before anything is allocated; a field is read
+ *   one time step at a time, never a whole variable.
+ * - Values: `_FillValue` / `missing_value` (and NaN) are missing (NaN); `scale_factor` / `add_offset`
+ *   are applied; units are converted to mg/m³ (units.ts); a negative or infinite concentration is an
+ *   error naming the variable and the time step. `valid_min`/`valid_max`/`valid_range` are not used.
+ * - Every problem with the file is a UserError whose `where` is the display path, with a fix.
+ */
+import { open } from "node:fs/promises";
+import { InternalError, UserError } from "../errors.ts";
+import { formatInstant, normaliseInstant } from "../time/instant.ts";
+import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
+import { curvilinearGrid, isStrictlyMonotonic, regularGrid, rotatedToGeographic, unwrapAxis } from "./gridMapping.ts";
+import { MODEL_LIMITS } from "./limits.ts";
+import { openNetcdf3 } from "./netcdf3.ts";
+import { openNetcdf4 } from "./netcdf4.ts";
+import { isNumericType, numberAttribute, textAttribute, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
+import { FLIGHT_LEVEL_BANDS, type ModelGrid, type ModelOutput, type ModelVariable } from "./types.ts";
+import { CONCENTRATION_UNITS_EXAMPLES, concentrationToMgPerM3 } from "./units.ts";
+
+const HDF5_MAGIC = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
+const CDF_MAGIC = [0x43, 0x44, 0x46];
+/** netCDF's default fill values: what an unwritten float or double reads as when no _FillValue is set. */
+const DEFAULT_FILL: Partial<Record<string, number>> = { float: 9.969209968386869e36, double: 9.969209968386869e36 };
+const REPLACE_FIX = "replace the file with the model's complete output";
+
+export type ModelFileFormat = "netcdf4" | "netcdf3" | "cdf5";
+
+/** The format the first bytes announce, or undefined when they are not NetCDF. */
+export function modelFileFormat(head: Uint8Array): ModelFileFormat | undefined {
+  if (head.length >= 8 && HDF5_MAGIC.every((byte, index) => head[index] === byte)) return "netcdf4";
+  if (head.length >= 4 && CDF_MAGIC.every((byte, index) => head[index] === byte)) {
+    if (head[3] === 1 || head[3] === 2) return "netcdf3";
+    if (head[3] === 5) return "cdf5";
+  }
+  return undefined;
+}
+
+/** True when the first bytes of a file are those of NetCDF-4/HDF5 or NetCDF-3 (classic, 64-bit offset, CDF-5). */
+export function isModelOutputFile(head: Buffer): boolean {
+  return modelFileFormat(head) !== undefined;
+}
+
+/**
+ * Opens a model output file and checks its whole structure (variables, dimensions, time axis, grid).
+ * Field values are checked as they are read (readField). `displayPath` is what errors name.
+ */
+export async function openModelOutput(filePath: string, displayPath: string): Promise<ModelOutput> {
+  const where = displayPath;
+  const head = await readHead(filePath, where);
+  const format = modelFileFormat(head);
+  if (!format) {
+    throw new UserError(`not a NetCDF file: it starts with ${describeBytes(head)}, not the bytes of NetCDF-4 (\\x89HDF) or NetCDF-3 (CDF)`, {
+      where,
+      fix: "give the model's NetCDF output file (.nc) as the model wrote it",
+    });
+  }
+  const source = format === "netcdf4" ? await openNetcdf4(filePath, where) : await openNetcdf3(filePath, where);
+  try {
+    return await interpret(source, where);
+  } catch (error) {
+    source.close();
+    throw error;
+  }
+}
+
+async function readHead(filePath: string, where: string): Promise<Buffer> {
+  try {
+    const handle = await open(filePath, "r");
+    try {
+      const buffer = Buffer.alloc(8);
+      const { bytesRead } = await handle.read(buffer, 0, 8, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unknown error";
+    throw new UserError(`the file cannot be opened (${code})`, { where, fix: "check that the file exists and is readable by ashcast", cause: error });
+  }
+}
+
+function describeBytes(head: Buffer): string {
+  if (head.length === 0) return "nothing (the file is empty)";
+  const text = [...head].map((byte) => (byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`)).join("");
+  return `"${text}"`;
+}
+
+interface FieldVariable extends ModelVariable {
+  factor: number;
+  scale: number;
+  offset: number;
+  fills: number[];
+}
+
+async function interpret(source: NetcdfSource, where: string): Promise<ModelOutput> {
+  const fail = (message: string, fix: string): never => {
+    throw new UserError(message, { where, fix });
+  };
+
+  // The flight-level variables, and their common dimensions.
+  const present = FLIGHT_LEVEL_BANDS.filter((band) => source.variables.has(band.variable));
+  if (present.length === 0) {
+    const names = [...source.variables.keys()];
+    const found = names.length === 0 ? "it has no variables" : `its variables: ${names.slice(0, 12).join(", ")}${names.length > 12 ? ", ..." : ""}`;
+    fail(
+      `no flight-level variable: expected at least one of ${FLIGHT_LEVEL_BANDS.map((band) => band.variable).join(", ")} (${found})`,
+      "give the model output that holds the MAX6h_ASH_fl... variables (EEMEP writes them; for SNAP, the output after its MAX6h post-processing)",
+    );
+  }
+  const first = source.variables.get(present[0]!.variable)!;
+  for (const band of present) {
+    const variable = source.variables.get(band.variable)!;
+    if (variable.dimensions.length !== 3) {
+      fail(
+        `variable ${variable.name} has ${variable.dimensions.length} dimension${variable.dimensions.length === 1 ? "" : "s"} (${variable.dimensions.join(", ")}), expected 3: (time, lat, lon) or (time, y, x)`,
+        "give the model's MAX6h_ASH_fl... variables as written by the model: one 2-D field per time step",
+      );
+    }
+    if (!isNumericType(variable.type)) fail(`variable ${variable.name} holds ${variable.type} values, not numbers`, REPLACE_FIX);
+    if (variable.dimensions.join(",") !== first.dimensions.join(",")) {
+      fail(`variable ${variable.name} has dimensions (${variable.dimensions.join(", ")}) but ${first.name} has (${first.dimensions.join(", ")})`, "give all flight-level variables the same (time, lat, lon) or (time, y, x) dimensions");
+    }
+  }
+  const [timeDimension, yDimension, xDimension] = first.dimensions as [string, string, string];
+
+  // The time coordinate must be the first dimension.
+  const timeVariable = timeCoordinate(source, timeDimension);
+  if (!timeVariable) {
+    const misplaced = first.dimensions.find((dimension) => timeCoordinate(source, dimension));
+    if (misplaced) {
+      fail(
+        `variable ${first.name} has dimensions (${first.dimensions.join(", ")}): time must come first, as (time, lat, lon) or (time, y, x)`,
+        `reorder the dimensions, e.g. \`ncpdq -a ${[misplaced, ...first.dimensions.filter((dimension) => dimension !== misplaced)].join(",")} in.nc out.nc\``,
+      );
+    }
+    fail(
+      `variable ${first.name}'s first dimension "${timeDimension}" has no time coordinate (a 1-D variable ${timeDimension} with units like "hours since 2019-03-22 00:00:00")`,
+      "give the model output with its time coordinate variable",
+    );
+  }
+  const timeProblem = cfTimeProblem(textAttribute(timeVariable!.attributes, "units"), textAttribute(timeVariable!.attributes, "calendar"), timeVariable!.name);
+  if (timeProblem) fail(timeProblem.message, timeProblem.fix);
+
+  // Sizes, before anything is allocated.
+  const steps = source.dimensions.get(timeDimension) ?? 0;
+  const ny = source.dimensions.get(yDimension) ?? 0;
+  const nx = source.dimensions.get(xDimension) ?? 0;
+  if (steps > MODEL_LIMITS.maxTimeSteps) {
+    fail(`dimension ${timeDimension} has ${steps} time steps, more than the ${MODEL_LIMITS.maxTimeSteps} ashcast reads`, "this is not a plausible forecast (real runs have up to a few hundred steps): check the file, or split the run into several files");
+  }
+  if (nx * ny > MODEL_LIMITS.maxCellsPerField) {
+    fail(
+      `variable ${first.name} is declared on a grid of ${nx} × ${ny} = ${nx * ny} cells, more than the ${MODEL_LIMITS.maxCellsPerField} ashcast reads per field`,
+      "this is not a plausible model grid (the largest real ones have a few million cells): check the file, or cut the domain (e.g. `ncks -d lat,...`)",
+    );
+  }
+  if (steps === 0) fail(`dimension ${timeDimension} has no time steps`, REPLACE_FIX);
+  if (nx < 2 || ny < 2) fail(`variable ${first.name} is on a grid of ${nx} × ${ny} cells; at least 2 × 2 are needed`, REPLACE_FIX);
+  for (const band of present) {
+    const variable = source.variables.get(band.variable)!;
+    const [t, y, x] = variable.shape as [number, number, number];
+    if (t !== steps || y !== ny || x !== nx) {
+      fail(`variable ${variable.name} holds ${t} × ${y} × ${x} values, but its dimensions are ${steps} × ${ny} × ${nx}: the file is incomplete`, REPLACE_FIX);
+    }
+  }
+  if (timeVariable!.shape[0] !== steps) fail(`variable ${timeVariable!.name} holds ${timeVariable!.shape[0]} times for ${steps} steps: the file is incomplete`, REPLACE_FIX);
+
+  const times = await readTimes(source, timeVariable!, fail);
+  const { grid, layout } = await readGrid(source, first, yDimension, xDimension, nx, ny, fail);
+
+  // Units, fill values and packing of each flight-level variable.
+  const fieldVariables: FieldVariable[] = present.map((band) => {
+    const variable = source.variables.get(band.variable)!;
+    const units = textAttribute(variable.attributes, "units");
+    if (units === undefined) {
+      fail(`variable ${variable.name} has no units attribute`, `give ${variable.name} its units, e.g. units = "ug/m3" as EEMEP writes (accepted: ${CONCENTRATION_UNITS_EXAMPLES})`);
+    }
+    const factor = concentrationToMgPerM3(units!);
+    if (factor === undefined) {
+      fail(`variable ${variable.name} has units "${units}", which ashcast cannot convert to mg/m³`, `write the units as a mass concentration ashcast knows: ${CONCENTRATION_UNITS_EXAMPLES}`);
+    }
+    const fill = numberAttribute(variable.attributes, "_FillValue")?.[0] ?? DEFAULT_FILL[variable.type];
+    const missing = numberAttribute(variable.attributes, "missing_value") ?? [];
+    const fills = [...(fill === undefined ? [] : [fill]), ...missing].flatMap((value) => [value, Math.fround(value)]);
+    return {
+      name: variable.name,
+      band,
+      units: units!,
+      factor: factor!,
+      scale: numberAttribute(variable.attributes, "scale_factor")?.[0] ?? 1,
+      offset: numberAttribute(variable.attributes, "add_offset")?.[0] ?? 0,
+      fills: [...new Set(fills)],
+    };
+  });
+
+  const title = textAttribute(source.globalAttributes, "title")?.trim();
+  const simulationStart = simulationStartOf(textAttribute(source.globalAttributes, "SIMULATION_START_DATE"));
+  let closed = false;
+
+  return {
+    layout,
+    times,
+    grid,
+    variables: fieldVariables.map(({ name, band, units }) => ({ name, band, units })),
+    ...(simulationStart ? { simulationStart } : {}),
+    ...(title ? { title } : {}),
+    async readField(name: string, timeIndex: number): Promise<Float32Array> {
+      if (closed) throw new InternalError(`readField(${name}) after close()`);
+      const variable = fieldVariables.find((candidate) => candidate.name === name);
+      if (!variable) throw new InternalError(`readField: ${name} is not a flight-level variable of ${where}`);
+      if (!Number.isInteger(timeIndex) || timeIndex < 0 || timeIndex >= steps) throw new InternalError(`readField: time index ${timeIndex} outside 0..${steps - 1}`);
+      const raw = await source.readStep(name, timeIndex);
+      if (raw.length !== nx * ny) fail(`variable ${name} gave ${raw.length} values at time index ${timeIndex}, expected ${nx * ny}`, REPLACE_FIX);
+      return toMgPerM3(raw, variable, timeIndex, times[timeIndex]!, nx, fail);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      source.close();
+    },
+  };
+}
+
+type Fail = (message: string, fix: string) => never;
+
+/** A 1-D variable over `dimension` whose units are a CF time (or that names the dimension and has units "... since ..."). */
+function timeCoordinate(source: NetcdfSource, dimension: string): SourceVariable | undefined {
+  const variable = source.variables.get(dimension);
+  if (!variable || variable.dimensions.length !== 1 || variable.dimensions[0] !== dimension || !isNumericType(variable.type)) return undefined;
+  const units = textAttribute(variable.attributes, "units") ?? "";
+  return /\bsince\b/i.test(units) || textAttribute(variable.attributes, "standard_name") === "time" || variable.name === "time" ? variable : undefined;
+}
+
+async function readTimes(source: NetcdfSource, variable: SourceVariable, fail: Fail): Promise<string[]> {
+  const axis = parseCfTimeUnits(textAttribute(variable.attributes, "units")!)!;
+  const values = await source.readWhole(variable.name);
+  const fill = numberAttribute(variable.attributes, "_FillValue")?.[0];
+  const scale = numberAttribute(variable.attributes, "scale_factor")?.[0] ?? 1;
+  const offset = numberAttribute(variable.attributes, "add_offset")?.[0] ?? 0;
+  const times: string[] = [];
+  let previous = -Infinity;
+  for (let index = 0; index < values.length; index++) {
+    const raw = values[index]!;
+    if (!Number.isFinite(raw) || raw === fill || raw === DEFAULT_FILL[variable.type]) {
+      fail(`variable ${variable.name} has no valid value at index ${index}`, "give every time step its time: the file is incomplete or damaged");
+    }
+    const ms = cfTimeToMs(raw * scale + offset, axis);
+    if (!(ms >= Date.UTC(1000, 0, 1) && ms < Date.UTC(10000, 0, 1))) {
+      fail(`variable ${variable.name} value ${raw} at index ${index} is not a time between the years 1000 and 9999`, `check ${variable.name}:units and the values`);
+    }
+    if (ms <= previous) {
+      fail(`variable ${variable.name} is not increasing: index ${index} (${formatInstant(ms)}) is not after index ${index - 1} (${formatInstant(previous)})`, "give the time steps in order, each once");
+    }
+    previous = ms;
+    times.push(formatInstant(ms));
+  }
+  return times;
+}
+
+const LATITUDE_UNITS = /^degrees?_?n(orth)?$/i;
+const LONGITUDE_UNITS = /^degrees?_?e(ast)?$/i;
+
+function isLatitude(variable: SourceVariable): boolean {
+  const standardName = textAttribute(variable.attributes, "standard_name");
+  if (standardName !== undefined) return standardName === "latitude";
+  return /^(lat|latitude)$/i.test(variable.name) || LATITUDE_UNITS.test(textAttribute(variable.attributes, "units") ?? "");
+}
+
+function isLongitude(variable: SourceVariable): boolean {
+  const standardName = textAttribute(variable.attributes, "standard_name");
+  if (standardName !== undefined) return standardName === "longitude";
+  return /^(lon|long|longitude)$/i.test(variable.name) || LONGITUDE_UNITS.test(textAttribute(variable.attributes, "units") ?? "");
+}
+
+async function readGrid(
+  source: NetcdfSource,
+  field: SourceVariable,
+  yDimension: string,
+  xDimension: string,
+  nx: number,
+  ny: number,
+  fail: Fail,
+): Promise<{ grid: ModelGrid; layout: ModelOutput["layout"] }> {
+  const numeric = [...source.variables.values()].filter((variable) => isNumericType(variable.type));
+  const onGrid = (variable: SourceVariable) => variable.dimensions.length === 2 && variable.dimensions[0] === yDimension && variable.dimensions[1] === xDimension;
+  const gridMapping = gridMappingOf(source, field);
+  const snapLike = gridMapping !== undefined || (yDimension === "y" && xDimension === "x");
+
+  // SNAP: 2-D latitude and longitude on (y, x).
+  const latitude2d = numeric.find((variable) => onGrid(variable) && isLatitude(variable));
+  const longitude2d = numeric.find((variable) => onGrid(variable) && isLongitude(variable));
+  if (latitude2d && longitude2d) {
+    const lat = await readCoordinates(source, latitude2d, fail);
+    const lon = await readCoordinates(source, longitude2d, fail);
+    for (let k = 0; k < lat.length; k++) {
+      if (Math.abs(lat[k]!) > 90) fail(`variable ${latitude2d.name} has ${lat[k]} at index ${k}, outside -90..90`, REPLACE_FIX);
+    }
+    return { grid: curvilinearGrid(lon, lat, nx, ny), layout: "SNAP" };
+  }
+
+  // EEMEP: 1-D latitude over y and longitude over x.
+  const axis = (dimension: string) => {
+    const variable = source.variables.get(dimension);
+    return variable && variable.dimensions.length === 1 && variable.dimensions[0] === dimension && isNumericType(variable.type) ? variable : undefined;
+  };
+  const yAxis = axis(yDimension);
+  const xAxis = axis(xDimension);
+  if (yAxis && xAxis && isLongitude(yAxis) && isLatitude(xAxis)) {
+    fail(
+      `variable ${field.name} has dimensions (${field.dimensions.join(", ")}): longitude before latitude, expected (time, lat, lon)`,
+      `reorder the dimensions, e.g. \`ncpdq -a ${field.dimensions[0]},${xDimension},${yDimension} in.nc out.nc\``,
+    );
+  }
+  if (yAxis && xAxis && isLatitude(yAxis) && isLongitude(xAxis)) {
+    const lat = await readCoordinates(source, yAxis, fail);
+    const lon = await readCoordinates(source, xAxis, fail);
+    if (!isStrictlyMonotonic(lat) || lat.some((value) => Math.abs(value) > 90)) {
+      fail(`variable ${yAxis.name} is not a latitude axis (strictly increasing or decreasing, within -90..90)`, REPLACE_FIX);
+    }
+    if (!isStrictlyMonotonic(unwrapAxis(lon)) || Math.abs(lon[lon.length - 1]! - lon[0]!) > 360 + 1e-6) {
+      fail(`variable ${xAxis.name} is not a longitude axis (strictly increasing or decreasing)`, REPLACE_FIX);
+    }
+    return { grid: regularGrid(lon, lat), layout: snapLike ? "SNAP" : "EEMEP" };
+  }
+
+  // SNAP with a rotated pole and only its rotated axes: compute the 2-D arrays.
+  if (gridMapping && textAttribute(gridMapping.attributes, "grid_mapping_name") === "rotated_latitude_longitude" && yAxis && xAxis) {
+    const poleLat = numberAttribute(gridMapping.attributes, "grid_north_pole_latitude")?.[0];
+    const poleLon = numberAttribute(gridMapping.attributes, "grid_north_pole_longitude")?.[0];
+    const gridLon = numberAttribute(gridMapping.attributes, "north_pole_grid_longitude")?.[0] ?? 0;
+    if (poleLat === undefined || poleLon === undefined) {
+      fail(`variable ${gridMapping.name} (rotated_latitude_longitude) lacks grid_north_pole_latitude or grid_north_pole_longitude`, REPLACE_FIX);
+    }
+    const rlat = await readCoordinates(source, yAxis, fail);
+    const rlon = await readCoordinates(source, xAxis, fail);
+    const lat = new Float64Array(nx * ny);
+    const lon = new Float64Array(nx * ny);
+    for (let j = 0; j < ny; j++) {
+      for (let i = 0; i < nx; i++) {
+        const [longitude, latitude] = rotatedToGeographic(rlon[i]!, rlat[j]!, poleLat!, poleLon!, gridLon);
+        lon[j * nx + i] = longitude;
+        lat[j * nx + i] = latitude;
+      }
+    }
+    return { grid: curvilinearGrid(lon, lat, nx, ny), layout: "SNAP" };
+  }
+
+  return fail(
+    `cannot find where the grid of ${field.name} lies: no 1-D latitude/longitude over (${yDimension}, ${xDimension}) (EEMEP) nor 2-D latitude/longitude on (${yDimension}, ${xDimension}) (SNAP)`,
+    "give the model output with its coordinate variables (lat and lon, or latitude and longitude)",
+  );
+}
+
+/** The grid-mapping variable: the field's `grid_mapping` attribute, else a variable `projection` with a grid_mapping_name. */
+function gridMappingOf(source: NetcdfSource, field: SourceVariable): SourceVariable | undefined {
+  const named = textAttribute(field.attributes, "grid_mapping")?.trim();
+  const candidate = source.variables.get(named || "projection");
+  return candidate && textAttribute(candidate.attributes, "grid_mapping_name") ? candidate : undefined;
+}
+
+async function readCoordinates(source: NetcdfSource, variable: SourceVariable, fail: Fail): Promise<Float64Array> {
+  const count = variable.shape.reduce((product, size) => product * size, 1);
+  if (count > MODEL_LIMITS.maxCoordinateElements) fail(`variable ${variable.name} has ${count} values, more than the ${MODEL_LIMITS.maxCoordinateElements} ashcast reads`, REPLACE_FIX);
+  const raw = await source.readWhole(variable.name);
+  const scale = numberAttribute(variable.attributes, "scale_factor")?.[0] ?? 1;
+  const offset = numberAttribute(variable.attributes, "add_offset")?.[0] ?? 0;
+  const fill = numberAttribute(variable.attributes, "_FillValue")?.[0];
+  const values = new Float64Array(raw.length);
+  for (let k = 0; k < raw.length; k++) {
+    const value = raw[k]!;
+    if (!Number.isFinite(value) || value === fill || (fill !== undefined && value === Math.fround(fill)) || value === DEFAULT_FILL[variable.type]) {
+      fail(`variable ${variable.name} has a missing or non-finite value at index ${k}`, "give every grid cell its coordinates: the file is incomplete or damaged");
+    }
+    values[k] = value * scale + offset;
+  }
+  return values;
+}
+
+/** `2019-03-22_15:32:01` (and ISO spellings) to a normalised instant; undefined when absent or unreadable. */
+function simulationStartOf(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const match = /^\s*(\d{4})-(\d{2})-(\d{2})[_T ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?\s*(Z|UTC)?\s*$/i.exec(text);
+  if (match) return normaliseInstant(`${match[1]}-${match[2]}-${match[3]}T${match[4]}:${match[5]}:${match[6]}Z`);
+  return normaliseInstant(text);
+}
+
+function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number, time: string, nx: number, fail: Fail): Float32Array {
+  const { scale, offset, factor, fills } = variable;
+  const [fill1 = Number.NaN, fill2 = Number.NaN, fill3 = Number.NaN, fill4 = Number.NaN] = fills;
+  const manyFills = fills.length > 4;
+  const field = new Float32Array(raw.length);
+  for (let k = 0; k < raw.length; k++) {
+    const value = raw[k]!;
+    if (value !== value || value === fill1 || value === fill2 || value === fill3 || value === fill4 || (manyFills && fills.includes(value))) {
+      field[k] = Number.NaN;
+      continue;
+    }
+    const converted = Math.fround((value * scale + offset) * factor);
+    if (converted >= 0 && converted !== Infinity) {
+      field[k] = converted + 0; // -0 to 0
+      continue;
+    }
+    const at = `at time index ${timeIndex} (${time}), row ${Math.floor(k / nx)}, column ${k % nx}`;
+    if (converted < 0) {
+      fail(
+        `variable ${variable.name} has a negative concentration (${value} ${variable.units}) ${at}`,
+        "concentrations cannot be negative: check scale_factor/add_offset and how the file was written, or replace it with the model's own output",
+      );
+    }
+    fail(
+      `variable ${variable.name} has an infinite or unrepresentable concentration (${value} ${variable.units}) ${at}`,
+      "replace the file with the model's own output (use _FillValue for missing cells)",
+    );
+  }
+  return field;
+}

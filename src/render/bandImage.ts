@@ -1,0 +1,74 @@
+/**
+ * One image per flight-level band and time step, for viewers: a single panel with the same styling as
+ * the run map, the time in the title and the run type marked. Reuses the cached base map of the run's
+ * box, so each image costs only the ash areas, the text and the PNG encoding.
+ */
+import { createCanvas } from "@napi-rs/canvas";
+import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
+import type { ThresholdBand } from "../geo/types.ts";
+import { getBaseMap } from "./basemap.ts";
+import { drawPanel, type Rect, type Volcano } from "./draw.ts";
+import { drawFooter, drawHeader, frameMetrics, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { formatInstant } from "./style.ts";
+
+export interface BandImageInput {
+  type: RunType;
+  volcano?: Volcano | undefined;
+  reftime: string;
+  /** The instant the image is valid for. */
+  time: string;
+  box: LatLonBoxModel;
+  thresholds: readonly number[];
+  band: { label: string; areas: ThresholdBand[] };
+  /** Image width in pixels (default 800). */
+  width?: number | undefined;
+  /** Image height in pixels (default: from the box's shape). */
+  height?: number | undefined;
+}
+
+export interface BandImageLayout {
+  width: number;
+  height: number;
+  metrics: FrameMetrics;
+  panel: Rect;
+}
+
+export const BAND_IMAGE_WIDTH = 800;
+
+export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; width?: number | undefined; height?: number | undefined }): BandImageLayout {
+  const width = Math.max(320, Math.round(input.width ?? BAND_IMAGE_WIDTH));
+  const metrics = frameMetrics(input.type, width, input.thresholds, { banner: 34, title: 64 });
+  const top = metrics.bannerHeight + metrics.titleHeight;
+  const panelW = width - 2 * MARGIN;
+  const panelH =
+    input.height === undefined
+      ? panelHeightFor(input.box, panelW, 0.6, 1.05)
+      : Math.max(80, Math.round(input.height) - top - metrics.footerHeight);
+  const height = input.height === undefined ? top + panelH + metrics.footerHeight : Math.max(Math.round(input.height), top + panelH + metrics.footerHeight);
+  return { width, height, metrics, panel: { x: MARGIN, y: top, w: panelW, h: panelH } };
+}
+
+/** Draws one band at one time step; the same input always gives the same bytes. */
+export function renderBandImage(input: BandImageInput): Buffer {
+  const layout = bandImageLayout(input);
+  const canvas = createCanvas(layout.width, layout.height);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, layout.width, layout.height);
+
+  const name = input.volcano?.name ?? "Volcanic ash";
+  drawHeader(
+    ctx,
+    layout.width,
+    layout.metrics,
+    input.type,
+    `${name} · ${input.band.label} · ${formatInstant(input.time)}`,
+    `Valid ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,
+    { headline: 18, subline: 13 },
+  );
+  const { panel } = layout;
+  const base = getBaseMap(input.box, panel.w, panel.h);
+  drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
+  drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds);
+  return canvas.toBuffer("image/png");
+}

@@ -1,0 +1,351 @@
+/**
+ * Drawing pieces shared by the run map (three panels) and the band images (one panel): the ash areas,
+ * the volcano marker, panel labels, the run-type banner and badges, the legend and the attribution.
+ */
+import type { SKRSContext2D } from "@napi-rs/canvas";
+import { geoArea, geoPath, type GeoProjection } from "d3-geo";
+import type { RunType } from "../contract/ashModel.ts";
+import type { Polygon, Position, Ring, ThresholdBand } from "../geo/types.ts";
+import { drawBaseMap, drawGraticuleLabels, type BaseMap } from "./basemap.ts";
+import { font } from "./fonts.ts";
+import {
+  ASH_FILL_ALPHA,
+  ATTRIBUTION,
+  BASE_COLOURS,
+  UNITS,
+  ashPalette,
+  classIndex,
+  darker,
+  legendEntries,
+  noAshText,
+  rgb,
+  rgba,
+  runTypeStyle,
+  sortedThresholds,
+} from "./style.ts";
+
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface Volcano {
+  name: string;
+  lat: number;
+  lon: number;
+}
+
+const TEXT = "#1d2630";
+const MUTED = "#55606b";
+
+/** A closed copy of a ring with at least 4 positions, or undefined. */
+function closedRing(ring: Ring): Position[] | undefined {
+  const points = ring.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
+  if (points.length < 3) return undefined;
+  const first = points[0]!;
+  const last = points[points.length - 1]!;
+  const closed = first[0] === last[0] && first[1] === last[1] ? points : [...points, first];
+  return closed.length >= 4 ? closed : undefined;
+}
+
+/**
+ * d3-geo reads rings on the sphere: an exterior ring must be clockwise (seen from above, north up), or it
+ * means "the whole globe except this". Our polygons follow KML (outer counter-clockwise), and contouring
+ * may give either: each ring is oriented here by its spherical area, whatever it came with.
+ */
+function ringForD3(ring: Position[], exterior: boolean): Position[] {
+  const area = geoArea({ type: "Polygon", coordinates: [ring] });
+  const small = area <= 2 * Math.PI;
+  return small === exterior ? ring : [...ring].reverse();
+}
+
+export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygon {
+  const coordinates: Position[][][] = [];
+  for (const polygon of polygons) {
+    const outer = closedRing(polygon.outer);
+    if (!outer) continue;
+    const rings = [ringForD3(outer, true)];
+    for (const hole of polygon.holes) {
+      const h = closedRing(hole);
+      if (h) rings.push(ringForD3(h, false));
+    }
+    coordinates.push(rings);
+  }
+  return { type: "MultiPolygon", coordinates };
+}
+
+/** Fills the threshold areas, lowest class first, semi-opaque, each outlined in a darker shade of its colour. */
+export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: readonly ThresholdBand[], thresholds: readonly number[]): void {
+  const sorted = sortedThresholds(thresholds);
+  const palette = ashPalette(Math.max(1, sorted.length));
+  const path = geoPath(projection, ctx);
+  const ordered = [...areas].sort((a, b) => a.lower - b.lower);
+  for (const band of ordered) {
+    if (band.polygons.length === 0) continue;
+    const colour = palette[Math.min(classIndex(band.lower, sorted), palette.length - 1)]!;
+    ctx.beginPath();
+    path(polygonsForD3(band.polygons));
+    ctx.fillStyle = rgba(colour, ASH_FILL_ALPHA);
+    ctx.fill("evenodd");
+    ctx.strokeStyle = rgb(darker(colour));
+    ctx.lineWidth = 1;
+    ctx.lineJoin = "round";
+    ctx.stroke();
+  }
+}
+
+/** Text with a white halo, readable over land, sea and ash. */
+export function haloText(ctx: SKRSContext2D, text: string, x: number, y: number, fill = TEXT, halo = 3): void {
+  ctx.lineWidth = halo;
+  ctx.lineJoin = "round";
+  ctx.strokeStyle = "rgba(255, 255, 255, 0.92)";
+  ctx.strokeText(text, x, y);
+  ctx.fillStyle = fill;
+  ctx.fillText(text, x, y);
+}
+
+/** The volcano: a red triangle and its name (to the right, or to the left near the panel's right edge). */
+export function drawVolcano(ctx: SKRSContext2D, projection: GeoProjection, volcano: Volcano, panel: Rect, size = 8): [number, number] | undefined {
+  const p = projection([volcano.lon, volcano.lat]);
+  if (!p || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) return undefined;
+  const [x, y] = p;
+  if (x < 0 || y < 0 || x > panel.w || y > panel.h) return undefined;
+  const h = size * 1.6;
+  ctx.beginPath();
+  ctx.moveTo(x, y - h * 0.62);
+  ctx.lineTo(x + size, y + h * 0.38);
+  ctx.lineTo(x - size, y + h * 0.38);
+  ctx.closePath();
+  ctx.lineJoin = "round";
+  ctx.lineWidth = 3.5;
+  ctx.strokeStyle = "#ffffff";
+  ctx.stroke();
+  ctx.fillStyle = "#d10a0a";
+  ctx.fill();
+  ctx.lineWidth = 1.2;
+  ctx.strokeStyle = "#4a0000";
+  ctx.stroke();
+
+  ctx.font = font(12, "bold");
+  ctx.textBaseline = "middle";
+  const width = ctx.measureText(volcano.name).width;
+  const right = x + size + 5 + width < panel.w - 4;
+  ctx.textAlign = right ? "left" : "right";
+  haloText(ctx, volcano.name, right ? x + size + 5 : x - size - 5, y, TEXT, 3.5);
+  return [x, y];
+}
+
+/** A filled rounded rectangle. */
+function roundRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: number, r: number): void {
+  ctx.beginPath();
+  ctx.moveTo(x + r, y);
+  ctx.arcTo(x + w, y, x + w, y + h, r);
+  ctx.arcTo(x + w, y + h, x, y + h, r);
+  ctx.arcTo(x, y + h, x, y, r);
+  ctx.arcTo(x, y, x + w, y, r);
+  ctx.closePath();
+}
+
+/** The band label ("SFC/FL200") in a white box at the panel's top left. */
+export function drawPanelLabel(ctx: SKRSContext2D, text: string, sizePx = 15): void {
+  ctx.font = font(sizePx, "bold");
+  const w = ctx.measureText(text).width + 16;
+  const h = sizePx + 12;
+  roundRect(ctx, 6, 6, w, h, 4);
+  ctx.fillStyle = "rgba(255, 255, 255, 0.92)";
+  ctx.fill();
+  ctx.strokeStyle = BASE_COLOURS.frame;
+  ctx.lineWidth = 1;
+  ctx.stroke();
+  ctx.fillStyle = TEXT;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  ctx.fillText(text, 14, 6 + h / 2 + 0.5);
+}
+
+/** "No ash above 0.2 mg/m³" in a panel without ash: across the middle, in the half away from the volcano. */
+export function drawNoAsh(ctx: SKRSContext2D, panel: Rect, thresholds: readonly number[], volcanoAt?: [number, number], sizePx = 14): void {
+  const text = noAshText(thresholds);
+  ctx.font = font(sizePx, "bold");
+  const w = ctx.measureText(text).width + 24;
+  const h = sizePx + 16;
+  const x = Math.round((panel.w - w) / 2);
+  const centre = volcanoAt === undefined ? 0.5 : volcanoAt[1] < panel.h / 2 ? 0.72 : 0.28;
+  const y = Math.round(panel.h * centre - h / 2);
+  roundRect(ctx, x, y, w, h, 5);
+  ctx.fillStyle = "rgba(255, 255, 255, 0.9)";
+  ctx.fill();
+  ctx.strokeStyle = "#8a96a3";
+  ctx.lineWidth = 1;
+  ctx.stroke();
+  ctx.fillStyle = MUTED;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillText(text, panel.w / 2, y + h / 2 + 0.5);
+}
+
+/** The run type written big and diagonally across a panel, semi-transparent (Exercise and Rehearsal only). */
+export function drawWatermark(ctx: SKRSContext2D, panel: Rect, type: RunType): void {
+  const style = runTypeStyle(type);
+  if (!style.banner) return;
+  ctx.save();
+  const diagonal = Math.hypot(panel.w, panel.h);
+  const size = Math.max(18, Math.min(96, Math.round((diagonal * 0.62) / (style.word.length * 0.68))));
+  ctx.translate(panel.w / 2, panel.h / 2);
+  ctx.rotate(-Math.atan2(panel.h, panel.w));
+  ctx.font = font(size, "bold");
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = rgba(style.colour, 0.45);
+  ctx.strokeText(style.word, 0, 0);
+  ctx.fillStyle = rgba(style.colour, 0.16);
+  ctx.fillText(style.word, 0, 0);
+  ctx.restore();
+}
+
+export interface PanelContent {
+  base: BaseMap;
+  label: string;
+  areas: readonly ThresholdBand[];
+  thresholds: readonly number[];
+  type: RunType;
+  volcano?: Volcano | undefined;
+  labelSize?: number;
+}
+
+/** One map panel at `panel`: base map, ash, watermark, volcano, graticule labels, band label, frame. */
+export function drawPanel(ctx: SKRSContext2D, panel: Rect, content: PanelContent): void {
+  ctx.save();
+  ctx.translate(panel.x, panel.y);
+  ctx.beginPath();
+  ctx.rect(0, 0, panel.w, panel.h);
+  ctx.clip();
+  drawBaseMap(ctx, content.base, 0, 0);
+  // The watermark goes under the ash, so ash colours stay true where they cover it.
+  drawWatermark(ctx, panel, content.type);
+  const hasAsh = content.areas.some((band) => band.polygons.length > 0);
+  if (hasAsh) drawAreas(ctx, content.base.projection, content.areas, content.thresholds);
+  drawGraticuleLabels(ctx, content.base, 0, 0);
+  const volcanoAt = content.volcano ? drawVolcano(ctx, content.base.projection, content.volcano, panel) : undefined;
+  if (!hasAsh) drawNoAsh(ctx, panel, content.thresholds, volcanoAt);
+  drawPanelLabel(ctx, content.label, content.labelSize);
+  ctx.restore();
+  ctx.strokeStyle = BASE_COLOURS.frame;
+  ctx.lineWidth = 1;
+  ctx.strokeRect(panel.x + 0.5, panel.y + 0.5, panel.w - 1, panel.h - 1);
+}
+
+/** The full-width banner of an Exercise or Rehearsal, in the type's strong colour. */
+export function drawBanner(ctx: SKRSContext2D, type: RunType, width: number, height: number): void {
+  const style = runTypeStyle(type);
+  if (!style.banner) return;
+  ctx.fillStyle = rgb(style.colour);
+  ctx.fillRect(0, 0, width, height);
+  // Hazard stripes at both ends.
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(0, 0, width, height);
+  ctx.clip();
+  ctx.fillStyle = "rgba(255, 255, 255, 0.22)";
+  const stripe = Math.max(8, Math.round(height / 3));
+  for (const [from, to] of [
+    [0, height * 1.6],
+    [width - height * 1.6, width],
+  ] as const) {
+    for (let x = from - height; x < to; x += stripe * 2) {
+      ctx.beginPath();
+      ctx.moveTo(x, height);
+      ctx.lineTo(x + stripe, height);
+      ctx.lineTo(x + stripe + height, 0);
+      ctx.lineTo(x + height, 0);
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+  ctx.restore();
+  const size = Math.round(height * 0.55);
+  ctx.font = font(size, "bold");
+  ctx.fillStyle = "#ffffff";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  let text = style.bannerText;
+  if (ctx.measureText(text).width > width - height * 3.4) text = `${style.word} · NOT A REAL ERUPTION`;
+  if (ctx.measureText(text).width > width - height * 3.4) text = style.word;
+  ctx.fillText(text, width / 2, height / 2 + 1);
+}
+
+/** A badge with the run type (white on the type's colour); returns its width. `align` is the side x refers to. */
+export function drawTypeBadge(ctx: SKRSContext2D, type: RunType, x: number, y: number, height: number, align: "left" | "right"): number {
+  const style = runTypeStyle(type);
+  const size = Math.round(height * 0.56);
+  ctx.font = font(size, "bold");
+  const w = Math.ceil(ctx.measureText(style.word).width) + Math.round(height * 0.7);
+  const left = align === "left" ? x : x - w;
+  roundRect(ctx, left, y, w, height, 4);
+  ctx.fillStyle = rgb(style.colour);
+  ctx.fill();
+  ctx.fillStyle = "#ffffff";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillText(style.word, left + w / 2, y + height / 2 + 1);
+  return w;
+}
+
+/**
+ * The legend: "Ash concentration (mg/m³)" and one swatch per class with its range and name, from x at
+ * the text middle line y. Returns the x after the last entry.
+ */
+export function drawLegend(ctx: SKRSContext2D, thresholds: readonly number[], x: number, y: number, sizePx = 13): number {
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "left";
+  ctx.font = font(sizePx, "bold");
+  ctx.fillStyle = TEXT;
+  const title = `Ash concentration (${UNITS})`;
+  ctx.fillText(title, x, y);
+  let cx = x + ctx.measureText(title).width + 14;
+  const sw = Math.round(sizePx * 1.7);
+  const sh = Math.round(sizePx * 1.05);
+  for (const entry of legendEntries(thresholds)) {
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(cx, y - sh / 2, sw, sh);
+    ctx.fillStyle = rgba(entry.colour, Math.min(1, ASH_FILL_ALPHA + 0.15));
+    ctx.fillRect(cx, y - sh / 2, sw, sh);
+    ctx.strokeStyle = rgb(darker(entry.colour));
+    ctx.lineWidth = 1;
+    ctx.strokeRect(cx + 0.5, y - sh / 2 + 0.5, sw - 1, sh - 1);
+    cx += sw + 6;
+    ctx.font = font(sizePx, "bold");
+    ctx.fillStyle = TEXT;
+    ctx.fillText(entry.range, cx, y);
+    cx += ctx.measureText(entry.range).width;
+    if (entry.name) {
+      ctx.font = font(sizePx);
+      ctx.fillStyle = MUTED;
+      const name = ` ${entry.name}`;
+      ctx.fillText(name, cx, y);
+      cx += ctx.measureText(name).width;
+    }
+    cx += 16;
+  }
+  return cx;
+}
+
+/** The attribution line, right-aligned at (x, y). */
+export function drawAttribution(ctx: SKRSContext2D, x: number, y: number, sizePx = 11): void {
+  ctx.font = font(sizePx);
+  ctx.fillStyle = MUTED;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
+  ctx.fillText(ATTRIBUTION, x, y);
+}
+
+/** Width of `text` in a font (for layout decisions). */
+export function textWidth(ctx: SKRSContext2D, text: string, sizePx: number, weight: "normal" | "bold" = "normal"): number {
+  ctx.font = font(sizePx, weight);
+  return ctx.measureText(text).width;
+}
+
+export const COLOURS = { TEXT, MUTED };

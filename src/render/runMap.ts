@@ -1,0 +1,81 @@
+/**
+ * The run's PNG map (`/.png` of the API): one small multiple per flight-level band, each showing the
+ * forecast maximum over the whole run, with one legend, a title and the run type impossible to miss.
+ */
+import { createCanvas } from "@napi-rs/canvas";
+import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
+import type { ThresholdBand } from "../geo/types.ts";
+import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
+import { getBaseMap } from "./basemap.ts";
+import { drawPanel, type Rect, type Volcano } from "./draw.ts";
+import { drawFooter, drawHeader, frameMetrics, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { formatInstant } from "./style.ts";
+
+export interface RunMapInput {
+  type: RunType;
+  volcano?: Volcano | undefined;
+  reftime: string;
+  validFrom: string;
+  validTo: string;
+  box: LatLonBoxModel;
+  thresholds: readonly number[];
+  bands: Array<{ label: string; areas: ThresholdBand[] }>;
+}
+
+export interface RunMapLayout {
+  width: number;
+  height: number;
+  metrics: FrameMetrics;
+  /** One per band, left to right, in image pixels. */
+  panels: Rect[];
+}
+
+/** The nominal image width (three panels of 384 px). */
+export const RUN_MAP_WIDTH = 1200;
+const PANEL_WIDTH = 384;
+const GAP = 12;
+
+/** Where everything goes: image size and the panel of each band. */
+export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; bandCount: number }): RunMapLayout {
+  const n = Math.max(1, input.bandCount);
+  const width = n <= 3 ? RUN_MAP_WIDTH : 2 * MARGIN + n * PANEL_WIDTH + (n - 1) * GAP;
+  const panelW = n <= 3 ? Math.floor((RUN_MAP_WIDTH - 2 * MARGIN - 2 * GAP) / 3) : PANEL_WIDTH;
+  const panelH = panelHeightFor(input.box, panelW, 0.78, 1.2);
+  const metrics = frameMetrics(input.type, width, input.thresholds, { banner: 44, title: 70 });
+  const top = metrics.bannerHeight + metrics.titleHeight;
+  const rowWidth = n * panelW + (n - 1) * GAP;
+  const left = Math.round((width - rowWidth) / 2);
+  const panels = Array.from({ length: n }, (_, i) => ({ x: left + i * (panelW + GAP), y: top, w: panelW, h: panelH }));
+  return { width, height: top + panelH + metrics.footerHeight, metrics, panels };
+}
+
+/** Draws the run map; the same input always gives the same bytes. */
+export function renderRunMap(input: RunMapInput): Buffer {
+  // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
+  const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
+  const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, bandCount: bands.length });
+  const canvas = createCanvas(layout.width, layout.height);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, layout.width, layout.height);
+
+  const name = input.volcano?.name ?? "Volcanic ash";
+  drawHeader(
+    ctx,
+    layout.width,
+    layout.metrics,
+    input.type,
+    `${name} · volcanic ash forecast, maximum over the run`,
+    `Valid ${formatInstant(input.validFrom)} to ${formatInstant(input.validTo)}   ·   Model run ${formatInstant(input.reftime)}   ·   Maximum concentration per flight-level band`,
+    { headline: 20, subline: 14 },
+  );
+
+  const first = layout.panels[0]!;
+  const base = getBaseMap(input.box, first.w, first.h);
+  bands.forEach((band, i) => {
+    drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano });
+  });
+
+  drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds);
+  return canvas.toBuffer("image/png");
+}

@@ -1,0 +1,353 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { boxAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
+import { findCrossingRings, isCounterClockwise, pointInRing, polygonArea, polygonAreaKm2, ringArea, segmentDistance2 } from "../../src/geo/rings.ts";
+import type { GridToLonLat, Polygon, Position, ThresholdBand } from "../../src/geo/types.ts";
+
+const THRESHOLDS = [0.2, 2, 4] as const;
+const identity: GridToLonLat = (x, y) => [x, y];
+/** A regular 1° grid, row 0 in the north (as EEMEP files are often read): lon = -40 + x, lat = 40 - y. */
+const regular: GridToLonLat = (x, y) => [-40 + x, 40 - y];
+
+function field(nx: number, ny: number, f: (x: number, y: number) => number): Float32Array {
+  const values = new Float32Array(nx * ny);
+  for (let y = 0; y < ny; y++) for (let x = 0; x < nx; x++) values[y * nx + x] = f(x, y);
+  return values;
+}
+
+/** Peak 10 at (cx, cy), standard deviation s cells: the level c is a circle of radius s·√(2 ln(10/c)). */
+const gaussian = (cx: number, cy: number, s: number, peak = 10) => (x: number, y: number) =>
+  peak * Math.exp(-((x - cx) ** 2 + (y - cy) ** 2) / (2 * s * s));
+const gaussianRadius = (s: number, c: number, peak = 10): number => s * Math.sqrt(2 * Math.log(peak / c));
+
+const rings = (band: ThresholdBand): Position[][] => band.polygons.flatMap((p) => [p.outer, ...p.holes]);
+const bandArea = (band: ThresholdBand): number => band.polygons.reduce((s, p) => s + polygonArea(p), 0);
+const areaAtOrAbove = (bands: ThresholdBand[], i: number): number => bands.slice(i).reduce((s, b) => s + bandArea(b), 0);
+const vertexDistances = (ring: Position[], centre: Position): number[] => ring.map((p) => Math.hypot(p[0] - centre[0], p[1] - centre[1]));
+
+/** Inside the polygon: inside its outer ring and in none of its holes. */
+function inPolygon(p: Position, polygon: Polygon): boolean {
+  return pointInRing(p, polygon.outer) === 1 && polygon.holes.every((h) => pointInRing(p, h) === -1);
+}
+
+/** What every band must be: closed rings of ≥ 4 positions, outer CCW, holes CW inside it, nothing crossing. */
+function expectValid(bands: ThresholdBand[], thresholds: readonly number[] = THRESHOLDS): void {
+  expect(bands.map((b) => [b.lower, b.upper])).toEqual(thresholds.map((t, i) => [t, thresholds[i + 1] ?? null]));
+  for (const band of bands) {
+    for (const polygon of band.polygons) {
+      for (const ring of [polygon.outer, ...polygon.holes]) {
+        expect(ring.length).toBeGreaterThanOrEqual(4);
+        expect(ring[0]).toEqual(ring[ring.length - 1]);
+        for (const p of ring) expect(Number.isFinite(p[0]) && Number.isFinite(p[1])).toBe(true);
+      }
+      expect(isCounterClockwise(polygon.outer)).toBe(true);
+      for (const hole of polygon.holes) {
+        expect(isCounterClockwise(hole)).toBe(false);
+        expect(hole.every((p) => pointInRing(p, polygon.outer) >= 0)).toBe(true);
+        expect(hole.some((p) => pointInRing(p, polygon.outer) === 1)).toBe(true);
+      }
+    }
+    // No ring of a band crosses or overlaps another (touching at a vertex is allowed).
+    expect(findCrossingRings(rings(band)).size).toBe(0);
+    // Polygons of a band are disjoint: no outer ring has a position strictly inside another polygon.
+    for (const a of band.polygons) {
+      for (const b of band.polygons) {
+        if (a !== b) expect(b.outer.some((p) => inPolygon(p, a))).toBe(false);
+      }
+    }
+  }
+}
+
+describe("contourBands: exact small cases", () => {
+  it("one cell above the threshold gives a diamond through the half-way points", () => {
+    const bands = contourBands(new Float32Array([0, 0, 0, 0, 1, 0, 0, 0, 0]), 3, 3, [0.5], identity);
+    expect(bands).toEqual([{ lower: 0.5, upper: null, polygons: [{ outer: [[1.5, 1], [1, 1.5], [0.5, 1], [1, 0.5], [1.5, 1]], holes: [] }] }]);
+  });
+
+  it("interpolates linearly between cell centres, and the hole of a band is the next band's outer ring reversed", () => {
+    const values = new Float32Array([0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 4, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
+    const [low, high] = contourBands(values, 5, 5, [0.5, 2], identity, { simplifyCells: 0 });
+    // 2 is crossed a third of the way from the centre cell (4) to its neighbours (1).
+    // (d3-contour computes x + (2 - 1) / (4 - 1) - 0.5 in floating point: 4/3 comes out as 1.3333333333333335.)
+    expect(high!.polygons).toEqual([{ outer: [[8 / 3, 2], [2, 8 / 3], [1.3333333333333335, 2], [2, 1.3333333333333335], [8 / 3, 2]], holes: [] }]);
+    expect(low!.polygons).toHaveLength(1);
+    expect(low!.polygons[0]!.holes).toEqual([high!.polygons[0]!.outer.slice().reverse()]);
+    expect(low!.polygons[0]!.outer).toEqual([
+      [3.5, 3], [3, 3.5], [2, 3.5], [1.5, 3], [1, 2.5], [0.5, 2], [0.5, 1], [1, 0.5], [2, 0.5], [2.5, 1], [3, 1.5], [3.5, 2], [3.5, 3],
+    ]);
+    expect(polygonArea(low!.polygons[0]!) + polygonArea(high!.polygons[0]!)).toBeCloseTo(ringArea(low!.polygons[0]!.outer), 12);
+  });
+
+  it("returns empty bands fast for an empty, all-below or all-NaN field", () => {
+    const empty = [
+      { lower: 0.2, upper: 2, polygons: [] },
+      { lower: 2, upper: 4, polygons: [] },
+      { lower: 4, upper: null, polygons: [] },
+    ];
+    expect(contourBands(new Float32Array(500 * 800), 500, 800, THRESHOLDS, identity)).toEqual(empty);
+    expect(contourBands(new Float32Array(100).fill(NaN), 10, 10, THRESHOLDS, identity)).toEqual(empty);
+    expect(contourBands(new Float32Array(100).fill(0.19), 10, 10, THRESHOLDS, identity)).toEqual(empty);
+    expect(contourBands(new Float32Array(4), 2, 2, [], identity)).toEqual([]);
+    expect(boxAtOrAbove(new Float32Array([0, 0, 0, 0, 0, 1, NaN, 0, 0, 0, 2, 0]), 4, 3, 1)).toEqual({ x0: 1, y0: 1, x1: 2, y1: 2 });
+    expect(boxAtOrAbove(new Float32Array([NaN, 0]), 2, 1, 0.5)).toBeUndefined();
+  });
+
+  it("rejects bad arguments with a reason", () => {
+    expect(() => contourBands(new Float32Array(5), 2, 2, THRESHOLDS, identity)).toThrow(/5 values, expected nx × ny = 4/);
+    expect(() => contourBands(new Float32Array(4), 2, 2, [2, 0.2], identity)).toThrow(/increase strictly/);
+    expect(() => contourBands(new Float32Array(4), 2, 2, [NaN], identity)).toThrow(/finite/);
+    expect(() => contourBands(new Float32Array(4), 2, 2, [1], identity, { simplifyCells: 1 })).toThrow(/simplifyCells/);
+    expect(() => contourBands(new Float32Array(0), 0, 0, [1], identity)).toThrow(/positive integers/);
+  });
+});
+
+describe("contourBands: analytic fields on a regular 1° grid", () => {
+  const nx = 81;
+  const ny = 71;
+  const cx = 40;
+  const cy = 35;
+  const s = 8;
+  const values = field(nx, ny, gaussian(cx, cy, s));
+  const centre = regular(cx, cy);
+
+  it("a Gaussian gives nested circles of the analytic radii (within 0.1 cell) and areas (within 1%)", () => {
+    const bands = contourBands(values, nx, ny, THRESHOLDS, regular);
+    expectValid(bands);
+    expect(bands.map((b) => b.polygons.length)).toEqual([1, 1, 1]);
+    expect(bands.map((b) => b.polygons[0]!.holes.length)).toEqual([1, 1, 0]);
+    THRESHOLDS.forEach((t, i) => {
+      const r = gaussianRadius(s, t);
+      const outer = bands[i]!.polygons[0]!.outer;
+      for (const d of vertexDistances(outer, centre)) expect(Math.abs(d - r)).toBeLessThan(0.1);
+      expect(Math.abs(ringArea(outer) / (Math.PI * r * r) - 1)).toBeLessThan(0.01);
+      expect(Math.abs(areaAtOrAbove(bands, i) / (Math.PI * r * r) - 1)).toBeLessThan(0.01);
+    });
+    // Low has a hole exactly where medium starts, medium where high starts.
+    expect(bands[0]!.polygons[0]!.holes[0]).toEqual(bands[1]!.polygons[0]!.outer.slice().reverse());
+    expect(bands[1]!.polygons[0]!.holes[0]).toEqual(bands[2]!.polygons[0]!.outer.slice().reverse());
+  });
+
+  it("every position lies on the true contour within a small fraction of a cell, simplified or not", () => {
+    for (const simplifyCells of [0, 0.1, 0.3]) {
+      const bands = contourBands(values, nx, ny, THRESHOLDS, identity, { simplifyCells });
+      expectValid(bands);
+      for (const band of bands) {
+        // Each ring position is on one of the level circles (of this band's lower or upper threshold).
+        const radii = [gaussianRadius(s, band.lower), ...(band.upper === null ? [] : [gaussianRadius(s, band.upper)])];
+        for (const p of rings(band).flat()) {
+          const d = Math.hypot(p[0] - cx, p[1] - cy);
+          expect(Math.min(...radii.map((r) => Math.abs(d - r)))).toBeLessThan(0.1);
+        }
+      }
+    }
+  });
+
+  it("simplification stays within its tolerance of the full outline and keeps areas", () => {
+    const wobbly = field(nx, ny, (x, y) => gaussian(cx, cy, s)(x, y) * (1 + 0.3 * Math.sin(x / 2.3) * Math.cos(y / 3.1)));
+    const full = contourBands(wobbly, nx, ny, THRESHOLDS, identity, { simplifyCells: 0 });
+    for (const tolerance of [0.05, 0.1, 0.25]) {
+      const simple = contourBands(wobbly, nx, ny, THRESHOLDS, identity, { simplifyCells: tolerance });
+      expectValid(simple);
+      full.forEach((band, i) => {
+        const target = rings(simple[i]!);
+        expect(target.flat().length).toBeLessThan(rings(band).flat().length);
+        for (const p of rings(band).flat()) {
+          let best = Infinity;
+          for (const ring of target) for (let k = 1; k < ring.length; k++) best = Math.min(best, segmentDistance2(p, ring[k - 1]!, ring[k]!));
+          expect(Math.sqrt(best)).toBeLessThanOrEqual(tolerance + 1e-9);
+        }
+        // No position moves by more than the tolerance: the area changes by less than tolerance × perimeter.
+        const perimeter = rings(band).reduce((sum, ring) => sum + ring.slice(1).reduce((l, p, k) => l + Math.hypot(p[0] - ring[k]![0], p[1] - ring[k]![1]), 0), 0);
+        expect(Math.abs(bandArea(simple[i]!) - bandArea(band))).toBeLessThan(tolerance * perimeter);
+        expect(Math.abs(bandArea(simple[i]!) - bandArea(band)) / bandArea(band)).toBeLessThan(tolerance / 10);
+      });
+    }
+  });
+
+  it("an annulus gives a polygon with a hole; with two thresholds, an island inside a hole", () => {
+    const r0 = 15;
+    const w = 3;
+    const ring = field(nx, ny, (x, y) => 5 * Math.exp(-((Math.hypot(x - cx, y - cy) - r0) ** 2) / (2 * w * w)));
+    const reach = (c: number): number => w * Math.sqrt(2 * Math.log(5 / c));
+    const one = contourBands(ring, nx, ny, [1], regular);
+    expectValid(one, [1]);
+    expect(one[0]!.polygons).toHaveLength(1);
+    const [polygon] = one[0]!.polygons;
+    expect(polygon!.holes).toHaveLength(1);
+    for (const d of vertexDistances(polygon!.outer, centre)) expect(Math.abs(d - (r0 + reach(1)))).toBeLessThan(0.15);
+    for (const d of vertexDistances(polygon!.holes[0]!, centre)) expect(Math.abs(d - (r0 - reach(1)))).toBeLessThan(0.15);
+
+    // Band [1, 3) is two concentric annuli: the inner one sits in the hole of the outer one.
+    const two = contourBands(ring, nx, ny, [1, 3], regular);
+    expectValid(two, [1, 3]);
+    const [outerAnnulus, innerAnnulus] = two[0]!.polygons;
+    expect(two[0]!.polygons).toHaveLength(2);
+    expect(outerAnnulus!.holes).toHaveLength(1);
+    expect(innerAnnulus!.holes).toHaveLength(1);
+    expect(innerAnnulus!.outer.every((p) => pointInRing(p, outerAnnulus!.holes[0]!) === 1)).toBe(true);
+    for (const d of vertexDistances(innerAnnulus!.outer, centre)) expect(Math.abs(d - (r0 - reach(3)))).toBeLessThan(0.15);
+    for (const d of vertexDistances(innerAnnulus!.holes[0]!, centre)) expect(Math.abs(d - (r0 - reach(1)))).toBeLessThan(0.15);
+    // Band ≥ 3: one annulus, whose rings are the holes of band [1, 3) reversed.
+    expect(two[1]!.polygons).toHaveLength(1);
+    expect(two[1]!.polygons[0]!.outer).toEqual(outerAnnulus!.holes[0]!.slice().reverse());
+    expect(two[1]!.polygons[0]!.holes[0]).toEqual(innerAnnulus!.outer.slice().reverse());
+  });
+
+  it("two separate plumes give two polygons per band", () => {
+    const twin = field(nx, ny, (x, y) => gaussian(20, 35, 5)(x, y) + gaussian(60, 30, 6)(x, y));
+    const bands = contourBands(twin, nx, ny, THRESHOLDS, regular);
+    expectValid(bands);
+    expect(bands.map((b) => b.polygons.length)).toEqual([2, 2, 2]);
+    // Largest first: the plume at (60, 30).
+    const west = regular(20, 35);
+    const east = regular(60, 30);
+    const r = gaussianRadius(6, 4);
+    for (const d of vertexDistances(bands[2]!.polygons[0]!.outer, east)) expect(Math.abs(d - r)).toBeLessThan(0.1);
+    for (const d of vertexDistances(bands[2]!.polygons[1]!.outer, west)) expect(Math.abs(d - gaussianRadius(5, 4))).toBeLessThan(0.1);
+  });
+
+  it("a NaN block in the core makes a hole along the last valid cell centres", () => {
+    const holed = field(nx, ny, (x, y) => (Math.abs(x - cx) <= 2 && Math.abs(y - cy) <= 2 ? NaN : gaussian(cx, cy, s)(x, y)));
+    const bands = contourBands(holed, nx, ny, THRESHOLDS, identity);
+    expectValid(bands);
+    expect(bands.map((b) => b.polygons.map((p) => p.holes.length))).toEqual([[1], [1], [1]]);
+    const hole = bands[2]!.polygons[0]!.holes[0]!;
+    for (const [x, y] of hole) {
+      expect(Number.isInteger(x) && Number.isInteger(y)).toBe(true);
+      expect(Math.max(Math.abs(x - cx), Math.abs(y - cy))).toBe(3);
+    }
+    // The 6 × 6 square through the centres around the block, less the four corner half-cells marching squares cuts.
+    expect(Math.abs(ringArea(hole))).toBe(34);
+  });
+
+  it("a NaN column through a plume splits every band in two, without zero-width holes", () => {
+    const cut = field(nx, ny, (x, y) => (x === cx ? NaN : gaussian(cx, cy, s)(x, y)));
+    const bands = contourBands(cut, nx, ny, THRESHOLDS, identity);
+    expectValid(bands);
+    expect(bands.map((b) => b.polygons.map((p) => p.holes.length))).toEqual([[0, 0], [0, 0], [0, 0]]);
+    // Area of a disc of radius r less the strip |x| < 1 between the two valid columns.
+    const strip = (r: number): number => 2 * (Math.sqrt(r * r - 1) + r * r * Math.asin(1 / r));
+    THRESHOLDS.forEach((t, i) => {
+      const r = gaussianRadius(s, t);
+      expect(Math.abs(areaAtOrAbove(bands, i) / (Math.PI * r * r - strip(r)) - 1)).toBeLessThan(0.01);
+    });
+    // Both halves of the low band run along the columns beside the NaN one.
+    for (const polygon of bands[0]!.polygons) {
+      expect(polygon.outer.some(([x]) => x === cx - 1 || x === cx + 1)).toBe(true);
+      expect(polygon.outer.every(([x]) => x <= cx - 1 || x >= cx + 1)).toBe(true);
+    }
+  });
+
+  it("closes rings along the grid edge, on the outermost cell centres", () => {
+    const edge = field(nx, ny, gaussian(0, cy, s));
+    const bands = contourBands(edge, nx, ny, THRESHOLDS, identity);
+    expectValid(bands);
+    // The U-shaped low and medium bands have no hole (their inner edge meets the grid edge).
+    expect(bands.map((b) => b.polygons.map((p) => p.holes.length))).toEqual([[0], [0], [0]]);
+    THRESHOLDS.forEach((t, i) => {
+      const r = gaussianRadius(s, t);
+      const outer = bands[i]!.polygons[0]!.outer;
+      expect(outer.every(([x]) => x >= 0)).toBe(true);
+      const onEdge = outer.filter(([x]) => x === 0).map(([, y]) => y);
+      expect(Math.min(...onEdge)).toBeCloseTo(cy - r, 0);
+      expect(Math.max(...onEdge)).toBeCloseTo(cy + r, 0);
+      expect(Math.abs(areaAtOrAbove(bands, i) / ((Math.PI * r * r) / 2) - 1)).toBeLessThan(0.01);
+    });
+    // A field filling the grid: one rectangle through the corner cell centres.
+    const full = contourBands(new Float32Array(12).fill(5), 4, 3, [1], identity);
+    expect(full[0]!.polygons).toHaveLength(1);
+    expect(full[0]!.polygons[0]!.holes).toEqual([]);
+    expect(Math.abs(ringArea(full[0]!.polygons[0]!.outer))).toBe(6);
+    expect(new Set(full[0]!.polygons[0]!.outer.map((p) => p.join(",")))).toEqual(new Set(["0,0", "3,0", "3,2", "0,2"]));
+  });
+});
+
+describe("contourBands: the grid-to-lon/lat mapping", () => {
+  const nx = 61;
+  const ny = 51;
+  const values = field(nx, ny, (x, y) => gaussian(22, 22, 6)(x, y) + 0.6 * gaussian(50, 38, 3)(x, y));
+
+  it("is applied after contouring: a rotated grid gives the identity result rotated, outer rings still CCW", () => {
+    const angle = (30 * Math.PI) / 180;
+    const rotated: GridToLonLat = (x, y) => [5 + 0.25 * (x * Math.cos(angle) - y * Math.sin(angle)), 55 + 0.25 * (x * Math.sin(angle) + y * Math.cos(angle))];
+    const plain = contourBands(values, nx, ny, THRESHOLDS, identity);
+    const mapped = contourBands(values, nx, ny, THRESHOLDS, rotated);
+    expectValid(mapped);
+    // A rotation (with this y-down grid, a reflection) keeps or flips orientation: compare as position sets.
+    mapped.forEach((band, i) => {
+      expect(band.polygons.length).toBe(plain[i]!.polygons.length);
+      band.polygons.forEach((polygon, k) => {
+        const expected = plain[i]!.polygons[k]!;
+        const asSet = (ring: Position[]) => new Set(ring.map((p) => p.join(",")));
+        expect(asSet(polygon.outer)).toEqual(asSet(expected.outer.map(([x, y]) => rotated(x, y))));
+        expect(polygon.holes.map(asSet)).toEqual(expected.holes.map((h) => asSet(h.map(([x, y]) => rotated(x, y)))));
+      });
+    });
+    // Radius of the main plume's high core, scaled by 0.25° per cell, around the mapped centre.
+    const c = rotated(22, 22);
+    const outer = mapped[2]!.polygons[0]!.outer;
+    for (const d of vertexDistances(outer, c)) expect(Math.abs(d / 0.25 - gaussianRadius(6, 4))).toBeLessThan(0.15);
+  });
+
+  it("on a curvilinear (rotated-pole-like) grid, areas match the mapped analytic circle", () => {
+    // Rotated pole: grid cells 0.2° in rotated coordinates, pole rotated so the grid sits over Iceland.
+    const rotatedPole = rotatedPoleMapping(0.2, -6, -5, 64, -19);
+    const bands = contourBands(values, nx, ny, THRESHOLDS, rotatedPole);
+    expectValid(bands);
+    // Reference: the analytic circle of the main core mapped through the same grid, as a 720-gon.
+    const r = gaussianRadius(6, 4);
+    const circle: Position[] = [];
+    for (let k = 0; k <= 720; k++) circle.push(rotatedPole(22 + r * Math.cos((k * Math.PI) / 360), 22 + r * Math.sin((k * Math.PI) / 360)));
+    const analytic = Math.abs(polygonAreaKm2({ outer: circle, holes: [] }));
+    const ours = polygonAreaKm2(bands[2]!.polygons[0]!);
+    expect(Math.abs(ours / analytic - 1)).toBeLessThan(0.015);
+    expect(analytic).toBeGreaterThan(1000);
+  });
+});
+
+/**
+ * A rotated-pole grid: x, y index a regular grid of `step` degrees in rotated coordinates starting at
+ * (lon0, lat0); the rotated pole's equator is centred on (centreLat, centreLon) in true coordinates.
+ */
+function rotatedPoleMapping(step: number, lon0: number, lat0: number, centreLat: number, centreLon: number): GridToLonLat {
+  const rad = Math.PI / 180;
+  const tilt = centreLat * rad;
+  return (x, y) => {
+    const lon = (lon0 + x * step) * rad;
+    const lat = (lat0 + y * step) * rad;
+    // Rotated → Cartesian, tilt about the y axis, back to spherical, then shift in longitude.
+    const cx = Math.cos(lat) * Math.cos(lon);
+    const cy = Math.cos(lat) * Math.sin(lon);
+    const cz = Math.sin(lat);
+    const tx = cx * Math.cos(tilt) - cz * Math.sin(tilt);
+    const tz = cx * Math.sin(tilt) + cz * Math.cos(tilt);
+    return [centreLon + Math.atan2(cy, tx) / rad, Math.asin(tz) / rad];
+  };
+}
+
+describe("contourBands: degenerate fields (property)", () => {
+  // Values on and between the thresholds, and NaN: saddles, touching rings, zero-width bands, grid edges.
+  const value = fc.constantFrom(0, 0.1, 0.2, 1, 2, 3, 4, 6, Number.NaN);
+  const grid = fc.record({ nx: fc.integer({ min: 1, max: 9 }), ny: fc.integer({ min: 1, max: 9 }) }).chain(({ nx, ny }) =>
+    fc.record({ nx: fc.constant(nx), ny: fc.constant(ny), values: fc.array(value, { minLength: nx * ny, maxLength: nx * ny }) }),
+  );
+
+  it("bands are valid and their areas are the differences of the level-set areas", () => {
+    fc.assert(
+      fc.property(grid, fc.constantFrom(0, 0.1), ({ nx, ny, values }, simplifyCells) => {
+        const field = Float32Array.from(values);
+        const bands = contourBands(field, nx, ny, THRESHOLDS, identity, { simplifyCells });
+        expectValid(bands);
+        if (simplifyCells === 0) {
+          const level = THRESHOLDS.map((t) => bandArea(contourBands(field, nx, ny, [t], identity, { simplifyCells: 0 })[0]!));
+          bands.forEach((band, i) => expect(bandArea(band)).toBeCloseTo(level[i]! - (level[i + 1] ?? 0), 9));
+        }
+        // Every position stays within the cell-centre extent of the grid.
+        for (const p of bands.flatMap(rings).flat()) {
+          expect(p[0] >= 0 && p[0] <= nx - 1 && p[1] >= 0 && p[1] <= ny - 1).toBe(true);
+        }
+      }),
+      { numRuns: 300, seed: 20240501 },
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { ThresholdBand } from "../../src/geo/types.ts";
+import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
+import { bandImageLayout, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
+import { ASH_FILL_ALPHA, ASH_HIGH, ASH_LOW, EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
+import { EYJAFJALLAJOKULL, ICELAND_BOX, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
+import { basePixels, closeTo, imagePoint, over, pngSize, readPixels } from "./pixels.ts";
+
+const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Partial<BandImageInput> = {}): BandImageInput => ({
+  type,
+  volcano: EYJAFJALLAJOKULL,
+  reftime: "2010-04-14T06:00:00Z",
+  time: "2010-04-14T12:00:00Z",
+  box: ICELAND_BOX,
+  thresholds: THRESHOLDS,
+  band: { label: "SFC/FL200", areas },
+  ...extra,
+});
+
+describe("renderBandImage", () => {
+  it("is a PNG, 800 px wide by default, or the size asked for", () => {
+    const png = renderBandImage(input("Exercise", samplePlumeBands(6)[0]!.areas));
+    const layout = bandImageLayout(input("Exercise", []));
+    expect(layout.width).toBe(800);
+    expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
+    expect(pngSize(renderBandImage(input("Rehearsal", [], { width: 640, height: 480 })))).toEqual({ width: 640, height: 480 });
+  });
+
+  it("gives the same bytes for the same input", () => {
+    const i = input("Exercise", samplePlumeBands(12)[0]!.areas);
+    const a = renderBandImage(i);
+    clearBaseMapCache();
+    expect(renderBandImage(structuredClone(i)).equals(a)).toBe(true);
+    expect(renderBandImage(i).equals(a)).toBe(true);
+  });
+
+  it("reuses one base map for every step of a run", () => {
+    clearBaseMapCache();
+    for (const hours of [6, 12, 18, 24]) renderBandImage(input("Exercise", samplePlumeBands(hours)[0]!.areas, { time: `2010-04-14T${String(6 + hours).padStart(2, "0")}:00:00Z` }));
+    expect(baseMapCacheSize()).toBe(1);
+  });
+
+  it("fills the areas where they are, and nothing far away", async () => {
+    const areas: ThresholdBand[] = [
+      { lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(-14, 57, -10, 60), holes: [] }] },
+      { lower: 4, upper: null, polygons: [{ outer: lonLatRect(-6, 64, -2, 66), holes: [] }] },
+    ];
+    const i = input("Real Eruption", areas);
+    const filled = await readPixels(renderBandImage(i));
+    const { panel } = bandImageLayout(i);
+    const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
+    const base = await basePixels(canvas, panel);
+    const [lx, ly] = imagePoint(projection, panel, -12.3, 58.2);
+    expect(closeTo(filled.at(lx, ly), over(base.at(lx, ly), ASH_LOW, ASH_FILL_ALPHA))).toBe(true);
+    const [hx, hy] = imagePoint(projection, panel, -3.7, 64.7);
+    expect(closeTo(filled.at(hx, hy), over(base.at(hx, hy), ASH_HIGH, ASH_FILL_ALPHA))).toBe(true);
+    for (const [lon, lat] of [[-28, 69], [6, 57], [-22, 56]] as const) {
+      const [x, y] = imagePoint(projection, panel, lon, lat);
+      expect(filled.at(x, y)).toEqual(base.at(x, y));
+    }
+  });
+
+  it("marks the run type: banner and badge for Exercise and Rehearsal, a red badge for a Real Eruption", async () => {
+    const areas = samplePlumeBands(12)[0]!.areas;
+    const exercise = await readPixels(renderBandImage(input("Exercise", areas)));
+    const rehearsal = await readPixels(renderBandImage(input("Rehearsal", areas)));
+    const real = await readPixels(renderBandImage(input("Real Eruption", areas)));
+    const layout = bandImageLayout(input("Exercise", areas));
+    expect(exercise.count(EXERCISE_COLOUR, { x: 0, y: 0, w: layout.width, h: layout.metrics.bannerHeight })).toBeGreaterThan(layout.width * 10);
+    // The badge beside the title, below the banner.
+    expect(exercise.count(EXERCISE_COLOUR, { x: 0, y: layout.metrics.bannerHeight, w: 200, h: layout.metrics.titleHeight })).toBeGreaterThan(500);
+    expect(rehearsal.count(REHEARSAL_COLOUR)).toBeGreaterThan(layout.width * 10);
+    expect(real.count(EXERCISE_COLOUR) + real.count(REHEARSAL_COLOUR)).toBe(0);
+    expect(real.count(REAL_ERUPTION_COLOUR)).toBeGreaterThan(500);
+  });
+
+  it("renders a step without ash", async () => {
+    const i = input("Exercise", []);
+    const png = renderBandImage(i);
+    const layout = bandImageLayout(i);
+    expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
+    const pixels = await readPixels(png);
+    const { panel } = layout;
+    const row = { x: panel.x + Math.round(panel.w * 0.3), y: panel.y + Math.round(panel.h * 0.72) - 3, w: Math.round(panel.w * 0.4), h: 6 };
+    expect(pixels.countWhere(row, (p) => p[0] >= 250 && p[1] >= 250 && p[2] >= 250)).toBeGreaterThan(100);
+  });
+
+  it("renders a box across the antimeridian", () => {
+    const areas: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(176, 50, -176, 54), holes: [] }] }];
+    const i = input("Rehearsal", areas, { box: { north: 62, south: 44, east: -160, west: 150 }, volcano: { name: "Shiveluch", lat: 56.65, lon: 161.36 } });
+    const png = renderBandImage(i);
+    const layout = bandImageLayout(i);
+    expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
+  });
+});
