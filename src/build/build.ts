@@ -19,8 +19,12 @@ import { MAX_CHANGELOG_EVENTS, publishedEvent, renderChangelog, updatedEvent, wi
 import {
   RELEASES_DIR,
   RUNS_DIR,
+  DIRS_FILE,
   STATE_FILE,
   acquireBuildLock,
+  currentReleaseId,
+  runDirsUsed,
+  type LoadedRelease,
   collectGarbage,
   createStagingDir,
   loadCurrentRelease,
@@ -28,7 +32,7 @@ import {
   switchToRelease,
 } from "./releaseStore.ts";
 import { renderRun } from "./renderRun.ts";
-import { inputsHash, listRunFolders, scanRuns, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
+import { inputsHash, listRunFolders, scanRuns, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
 import { pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
 
@@ -48,6 +52,11 @@ export interface BuildOptions extends PipelineSettings {
    * the last build knew are taken as they were, without a look at their files. Absent: scan them all.
    */
   changedFolders?: ReadonlySet<string>;
+  /**
+   * The release this process published last (BuildResult.current), reused when dist/current still points
+   * at it: the watcher saves reading and checking the whole state on every change.
+   */
+  previous?: LoadedRelease;
   /** Called after each run folder is handled (progress display). */
   onProgress?: (done: number, total: number, folder: string) => void;
 }
@@ -55,6 +64,8 @@ export interface BuildOptions extends PipelineSettings {
 export interface BuildResult {
   /** The release served after this build. */
   release: string;
+  /** That release as loaded in memory, for the next build of this process (BuildOptions.previous). */
+  current: LoadedRelease;
   /** False when nothing changed and no new release was written. */
   published: boolean;
   report: BuildReport;
@@ -85,7 +96,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   if (swept) log(`swept ${swept} temporary item(s) left by an interrupted build`);
 
   const pipeline = pipelineKey(options);
-  const previous = await loadCurrentRelease(distDir);
+  const previous = options.previous?.state && (await currentReleaseId(distDir)) === options.previous.id ? options.previous : await loadCurrentRelease(distDir);
   const prevState: BuildState = previous?.state ?? emptyState(pipeline);
   const pipelineChanged = prevState.pipeline !== pipeline;
   if (previous && !previous.state) log("no readable build state in the current release: rebuilding every run");
@@ -96,7 +107,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
 
   // 1. Bring every run folder up to date: scan (stat calls; skipped for folders the watcher saw
   //    unchanged), then read and render only the folders whose inputs changed.
-  const folders = await listRunFolders(runsDir);
+  const folders = await listRunFolders(runsDir, distDir);
   const known = (name: string) => !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
   const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files);
   const scannedByName = new Map(scanned.map((entry) => [entry.run.folder, entry]));
@@ -174,7 +185,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   if (previous && !pipelineChanged && events.length === 0 && prevState.digest === digest && options.publicUrl === prevState.publicUrl) {
     log("nothing changed: the current release stays");
     report.durationMs = Math.round(performance.now() - started);
-    return { release: previous.id, published: false, report, events };
+    return { release: previous.id, current: previous, published: false, report, events };
   }
 
   // 5. Write the release: lists and shared resources, state, then the index last, then switch.
@@ -229,6 +240,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     publicUrl: options.publicUrl,
   };
   await writeFile(path.join(staged.dir, STATE_FILE), `${JSON.stringify(state)}\n`);
+  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(runDirsUsed(indexRuns, state)));
   const index: ReleaseIndex = {
     format: RELEASE_INDEX_FORMAT,
     release: releaseId,
@@ -243,7 +255,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const garbage = await collectGarbage(distDir, nowDate.getTime());
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
-  return { release: releaseId, published: true, report, events };
+  return { release: releaseId, current: { id: releaseId, index, state }, published: true, report, events };
 }
 
 /** Reuses a folder's last outcome when its inputs are unchanged; otherwise reads, validates and renders it. */
@@ -273,6 +285,15 @@ async function updateRun(
 
   const reftime = assembled.model.meta.reftime;
   const drafts = await renderRun(assembled);
+  if (!(await unchangedSinceScan(run))) {
+    // Its inputs hash no longer names what was read: build it again once the files are still.
+    return {
+      inputs: "",
+      waiting: true,
+      issues: [{ severity: "warning", file: run.folder, message: "files changed while they were being read", fix: "nothing to do: the run is built again from its new files" }],
+      ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
+    };
+  }
   const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}`;
   const dirFromDist = path.posix.join(RUNS_DIR, dirName);
   const staged = await createStagingDir(options.distDir, RUNS_DIR);

@@ -9,7 +9,7 @@
  * leaves the previous release whole; the next build sweeps the temporaries.
  */
 import { randomBytes } from "node:crypto";
-import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { link, open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
@@ -19,6 +19,8 @@ import { BuildState } from "./buildState.ts";
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
 export const STATE_FILE = "state.json";
+/** The run directories a release needs (served, or valid and kept for later): what garbage collection reads. */
+export const DIRS_FILE = "dirs.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";
 /**
@@ -32,29 +34,51 @@ const MAX_KEPT_RELEASES = 100;
 
 const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
 
-/** Takes the build lock (one build at a time across processes). Returns the function that releases it. */
+/**
+ * Takes the build lock (one build at a time across processes). Returns the function that releases it.
+ * The lock file appears whole (written aside, then hard-linked into place), so no reader ever sees it
+ * empty; a lock left by a dead process is moved aside atomically, so two builds cannot both take it over.
+ */
 export async function acquireBuildLock(distDir: string): Promise<() => Promise<void>> {
   await mkdir(distDir, { recursive: true });
   const lockPath = path.join(distDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const handle = await open(lockPath, "wx");
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      return () => rm(lockPath, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const holder = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
+  const mine = `${process.pid} ${randomBytes(6).toString("hex")}\n`;
+  const aside = path.join(distDir, tmpName());
+  await writeFile(aside, mine);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await link(aside, lockPath);
+        return async () => {
+          // Only our own lock is removed, never one another build took after ours was judged stale.
+          if ((await readFile(lockPath, "utf8").catch(() => "")) === mine) await rm(lockPath, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const text = await readFile(lockPath, "utf8").catch(() => undefined);
+      if (text === undefined) continue; // released in between: try again
+      const holder = Number.parseInt(text, 10);
       if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
         throw new UserError(`another build is running (pid ${holder})`, {
           where: distDir,
           fix: `wait for it to finish, or stop process ${holder}; only one build may write ${distDir} at a time`,
         });
       }
-      await rm(lockPath, { force: true }); // left by a build that was killed
+      // Left by a build that was killed: move it aside, and put it back if it was not the one we judged.
+      const stale = path.join(distDir, tmpName());
+      try {
+        await rename(lockPath, stale);
+      } catch {
+        continue; // another build moved it first
+      }
+      if ((await readFile(stale, "utf8").catch(() => "")) !== text) await rename(stale, lockPath).catch(() => {});
+      else await rm(stale, { force: true });
     }
+    throw new UserError("could not take the build lock", { where: lockPath, fix: "remove the lock file if no build is running" });
+  } finally {
+    await rm(aside, { force: true });
   }
-  throw new UserError("could not take the build lock", { where: path.join(distDir, LOCK_FILE), fix: "remove the lock file if no build is running" });
 }
 
 function isAlive(pid: number): boolean {
@@ -85,6 +109,18 @@ export interface LoadedRelease {
   id: string;
   index: ReleaseIndex;
   state: BuildState | undefined;
+}
+
+/** The id of the release `dist/current` points at, without reading it. */
+export async function currentReleaseId(distDir: string): Promise<string | undefined> {
+  return readlink(path.join(distDir, CURRENT_LINK)).then((target) => path.basename(target), () => undefined);
+}
+
+/** Run directories served by a release, and valid builds it keeps for later (duplicates, conflict losers, last good versions). */
+export function runDirsUsed(runs: ReleaseIndex["runs"], state: BuildState): string[] {
+  const dirs = new Set(Object.values(runs).map((run) => run.dir));
+  for (const run of Object.values(state.runs)) for (const build of [run.current, run.lastGood]) if (build) dirs.add(build.dir);
+  return [...dirs].sort();
 }
 
 /** The release `dist/current` points at, or undefined when there is none (or it cannot be read). */
@@ -144,7 +180,7 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 /**
  * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
  * KEEP_RELEASES_YOUNGER_THAN_MS, and the run directories no kept release uses.
- * Reads only the kept releases' indexes. Call with the lock held.
+ * Reads only the kept releases' lists of run directories. Call with the lock held.
  */
 export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
   const releasesDir = path.join(distDir, RELEASES_DIR);
@@ -161,17 +197,12 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
       releases++;
     }
   }
-  // Run directories served by a kept release, and valid builds not served now (duplicates, conflict
-  // losers, kept-last-good versions) that may be served again without a rebuild.
   const used = new Set<string>();
   for (const id of kept) {
     try {
-      const index = JSON.parse(await readFile(path.join(releasesDir, id, INDEX_FILE), "utf8")) as ReleaseIndex;
-      for (const run of Object.values(index.runs)) used.add(run.dir);
-      const state = JSON.parse(await readFile(path.join(releasesDir, id, STATE_FILE), "utf8")) as BuildState;
-      for (const run of Object.values(state.runs)) for (const build of [run.current, run.lastGood]) if (build) used.add(build.dir);
+      for (const dir of JSON.parse(await readFile(path.join(releasesDir, id, DIRS_FILE), "utf8")) as string[]) used.add(dir);
     } catch {
-      return { releases, runs: 0 }; // an unreadable kept release: delete no run data it might use
+      return { releases, runs: 0 }; // a kept release without its list: delete no run data it might use
     }
   }
   let runs = 0;

@@ -19,6 +19,8 @@ export interface ScannedFile {
   name: string;
   absolutePath: string;
   size: number;
+  mtimeMs: number;
+  ino: number;
   sha256: string;
 }
 
@@ -55,11 +57,15 @@ export function isTemporaryName(name: string): boolean {
 /** Fingerprints of one folder's files by name, as the last build saw them. */
 export type FolderFingerprints = Record<string, FileFingerprint>;
 
-/** Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported. */
-export async function listRunFolders(runsDir: string): Promise<Array<{ name: string; isLink: boolean }>> {
+/**
+ * Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported.
+ * `exclude` is an absolute path that is never a run (the dist directory, when it lives inside runs/).
+ */
+export async function listRunFolders(runsDir: string, exclude?: string): Promise<Array<{ name: string; isLink: boolean }>> {
   const entries = await readdir(runsDir, { withFileTypes: true });
+  const excluded = exclude === undefined ? undefined : path.relative(path.resolve(runsDir), path.resolve(exclude)).split(path.sep)[0];
   return entries
-    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name))
+    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name) && entry.name !== excluded)
     .map((entry) => ({ name: entry.name, isLink: entry.isSymbolicLink() }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -127,7 +133,7 @@ export async function scanRun(runsDir: string, folder: string, cache: Readonly<F
         ? known
         : { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sha256: await sha256File(filePath) };
     fingerprints[name] = fingerprint;
-    run.files.push({ name, absolutePath: filePath, size: fingerprint.size, sha256: fingerprint.sha256 });
+    run.files.push({ name, absolutePath: filePath, ...fingerprint });
   }
   return { run, fingerprints };
 }
@@ -138,9 +144,26 @@ async function sha256File(filePath: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** The hash of a run's inputs: file names and contents, plus whatever else decides its output. */
+/** The hash of a run's inputs: file names and contents, refused entries, and whatever else decides its output. */
 export function inputsHash(run: ScannedRun, pipelineKey: string): string {
   const hash = createHash("sha256").update(pipelineKey);
   for (const file of run.files) hash.update(`\n${file.name}\0${file.sha256}`);
+  // A link or folder dropped into a run changes its outcome (an error), so it changes its hash.
+  for (const refused of run.refused) hash.update(`\nrefused\0${refused.name}`);
   return hash.digest("hex");
+}
+
+/**
+ * Whether the folder still holds exactly the files scanned (same names, sizes, mtimes, inodes).
+ * Checked after a run was read: a file replaced meanwhile must not be published under the old hash.
+ */
+export async function unchangedSinceScan(run: ScannedRun): Promise<boolean> {
+  const names = (await readdir(run.absolutePath).catch(() => [] as string[])).filter((name) => !isTemporaryName(name) || name.endsWith(".part")).sort();
+  const expected = [...run.files.map((f) => f.name), ...run.refused.map((r) => r.name), ...run.partial].sort();
+  if (names.join("\0") !== expected.join("\0")) return false;
+  for (const file of run.files) {
+    const stats = await lstat(file.absolutePath).catch(() => undefined);
+    if (!stats || stats.size !== file.size || stats.mtimeMs !== file.mtimeMs || stats.ino !== file.ino) return false;
+  }
+  return true;
 }

@@ -43,6 +43,8 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   const reasons = new Set<string>();
   /** Run folders touched by events since the last build; undefined until the first build has scanned all. */
   let changedFolders: Set<string> | undefined;
+  /** The release the last build left current, handed to the next build so it need not read it back. */
+  let current: BuildResult["current"] | undefined;
   const idleWaiters: Array<() => void> = [];
 
   const runBuild = async (): Promise<void> => {
@@ -56,7 +58,8 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     if (changes.length) log(`change: ${changes.slice(0, 5).join(", ")}${changes.length > 5 ? ` and ${changes.length - 5} more` : ""}`);
     try {
       // Only the folders the events named are looked at: a change costs the same with 10 runs or 1,000.
-      const result = await build(folders ? { ...options, changedFolders: folders } : options);
+      const result = await build({ ...options, ...(folders ? { changedFolders: folders } : {}), ...(current ? { previous: current } : {}) });
+      current = result.current;
       if (since !== undefined && result.published) log(`published ${Date.now() - since} ms after the last change was written`);
       options.onBuild?.({ result });
     } catch (error) {

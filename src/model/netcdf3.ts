@@ -103,7 +103,7 @@ async function describe(fd: number, where: string): Promise<NetcdfSource> {
     const indices = variable.description.shape[0] ?? 1;
     const end = variable.record
       ? numberOfRecords === 0
-        ? variable.begin
+        ? 0 // no record written: nothing to read
         : variable.begin + (numberOfRecords - 1) * recordSize + slab
       : variable.begin + (variable.description.shape.length === 0 ? slab : indices * slab);
     if (end > fileSize) {

@@ -175,9 +175,6 @@ async function interpret(source: NetcdfSource, where: string): Promise<ModelOutp
   }
   if (timeVariable!.shape[0] !== steps) fail(`variable ${timeVariable!.name} holds ${timeVariable!.shape[0]} times for ${steps} steps: the file is incomplete`, REPLACE_FIX);
 
-  const times = await readTimes(source, timeVariable!, fail);
-  const { grid, layout } = await readGrid(source, first, yDimension, xDimension, nx, ny, fail);
-
   // Units, fill values and packing of each flight-level variable.
   const fieldVariables: FieldVariable[] = present.map((band) => {
     const variable = source.variables.get(band.variable)!;
@@ -202,6 +199,10 @@ async function interpret(source: NetcdfSource, where: string): Promise<ModelOutp
       fills: [...new Set(fills)],
     };
   });
+
+  // Only now read anything: the time axis and the grid's coordinates.
+  const times = await readTimes(source, timeVariable!, fail);
+  const { grid, layout } = await readGrid(source, first, yDimension, xDimension, nx, ny, fail);
 
   const title = textAttribute(source.globalAttributes, "title")?.trim();
   const simulationStart = simulationStartOf(textAttribute(source.globalAttributes, "SIMULATION_START_DATE"));

@@ -1,0 +1,302 @@
+/**
+ * Reading model output through the one API, whatever the format and layout: generated EEMEP and SNAP
+ * NetCDF-4 files, NetCDF-4 written by netCDF-C (shuffle + deflate), NetCDF-3 classic and 64-bit offset.
+ */
+import path from "node:path";
+import h5wasm, { type Dataset } from "h5wasm/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { plumeField, plumeGrid, resolveOptions, writeEemepOutput, writeSnapOutput } from "../../scripts/make-model-output.ts";
+import { arcDegrees, rotatedToGeographic } from "../../src/model/gridMapping.ts";
+import { h5wasmReady } from "../../src/model/netcdf4.ts";
+import { isModelOutputFile, modelFileFormat, openModelOutput } from "../../src/model/openModelOutput.ts";
+import { FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../src/model/types.ts";
+import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, rotatedByVectors, SMALL_LAT, SMALL_LON, tempDir } from "./helpers.ts";
+
+afterAll(removeTempDirs);
+
+const HOUR = 3_600_000;
+const hourly = (first: string, count: number) => Array.from({ length: count }, (_, k) => new Date(Date.parse(first) + k * HOUR).toISOString().replace(".000Z", "Z"));
+
+describe("isModelOutputFile", () => {
+  it("recognises NetCDF-4/HDF5 and NetCDF-3 by their first bytes", () => {
+    expect(isModelOutputFile(Buffer.from("\x89HDF\r\n\x1a\n\0\0", "latin1"))).toBe(true);
+    expect(isModelOutputFile(Buffer.from("CDF\x01\0\0\0\0", "latin1"))).toBe(true);
+    expect(isModelOutputFile(Buffer.from("CDF\x02", "latin1"))).toBe(true);
+    expect(isModelOutputFile(Buffer.from("CDF\x05", "latin1"))).toBe(true);
+    expect(modelFileFormat(Buffer.from("CDF\x05", "latin1"))).toBe("cdf5");
+    for (const text of ["", "CDF", "CDF\x03", "\x89HDF\r\n\x1a", "<?xml version", "PK\x03\x04", "\x89PNG\r\n\x1a\n"]) {
+      expect(isModelOutputFile(Buffer.from(text, "latin1")), JSON.stringify(text)).toBe(false);
+    }
+  });
+});
+
+describe("generated EEMEP output (NetCDF-4, regular lat/lon)", () => {
+  let output: ModelOutput;
+  let file: string;
+  const options = resolveOptions({ outDir: "unused" });
+
+  beforeAll(async () => {
+    const dir = await tempDir();
+    file = (await writeEemepOutput({ outDir: path.join(dir, "2019-03-22-hekla") })).file;
+    output = await openModelOutput(file, "2019-03-22-hekla/eemep_hour_20190322T120000.nc");
+  });
+  afterAll(() => output?.close());
+
+  it("has the layout, times, title and simulation start", () => {
+    expect(output.layout).toBe("EEMEP");
+    expect(output.times).toEqual(hourly("2019-03-22T13:00:00Z", 24));
+    expect(output.simulationStart).toBe("2019-03-22T12:00:00Z");
+    expect(output.title).toBe("Hekla 2019-03-22T12:00:00Z");
+    expect(output.variables.map((variable) => [variable.name, variable.band.id, variable.units])).toEqual(FLIGHT_LEVEL_BANDS.map((band) => [band.variable, band.id, "ug/m3"]));
+  });
+
+  it("maps grid coordinates linearly on the 1-D axes", () => {
+    const { grid } = output;
+    expect([grid.kind, grid.nx, grid.ny]).toEqual(["regular", 150, 70]);
+    expect(grid.toLonLat(0, 0)).toEqual([-45, 40]);
+    expect(grid.toLonLat(149, 69)).toEqual([29.5, 74.5]);
+    expect(grid.toLonLat(51, 48)).toEqual([-19.5, 64]); // the cell nearest Hekla
+    expect(grid.toLonLat(10.5, 20.25)).toEqual([-39.75, 50.125]);
+    expect(grid.toLonLat(-0.5, -0.5)).toEqual([-45.25, 39.75]);
+    expect(grid.toLonLat(149.5, 69.5)).toEqual([29.75, 74.75]);
+    expect(grid.domain).toEqual({ north: 74.5, south: 40, east: 29.5, west: -45 });
+    expect(grid.cellDegrees).toBe(0.5);
+  });
+
+  it("returns the values written, converted from µg/m³ to mg/m³ exactly", async () => {
+    const grid = plumeGrid("eemep", options);
+    for (const t of [0, 11, 23]) {
+      for (let band = 0; band < 3; band++) {
+        const written = plumeField(options, grid, band, t + 1);
+        const field = await output.readField(FLIGHT_LEVEL_BANDS[band]!.variable, t);
+        expect(field).toBeInstanceOf(Float32Array);
+        expect(field.length).toBe(150 * 70);
+        const expected = Float32Array.from(written, (value) => value * 0.001);
+        expect(field).toEqual(expected);
+      }
+    }
+    // A known cell: 1-hour plume at Hekla's nearest cell, read back in mg/m³.
+    const atHekla = plumeField(options, grid, 0, 1)[48 * 150 + 51]!;
+    expect(atHekla).toBeGreaterThan(4000);
+    expect((await output.readField("MAX6h_ASH_fl000-200", 0))[48 * 150 + 51]).toBe(Math.fround(atHekla * 0.001));
+  });
+
+  it("crosses 0.2, 2 and 4 mg/m³ in every band at several steps", async () => {
+    for (const variable of output.variables) {
+      const stepsAbove = [0, 0, 0];
+      for (let t = 0; t < output.times.length; t++) {
+        const field = await output.readField(variable.name, t);
+        let max = 0;
+        for (const value of field) if (value > max) max = value;
+        [0.2, 2, 4].forEach((threshold, index) => {
+          if (max >= threshold) stepsAbove[index]! += 1;
+        });
+      }
+      expect(Math.min(...stepsAbove), variable.name).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("refuses reads that are bugs of the caller, and reads after close", async () => {
+    await expect(output.readField("COLUMN_ASH_kmax", 0)).rejects.toThrow(/Internal error/);
+    await expect(output.readField("MAX6h_ASH_fl000-200", 24)).rejects.toThrow(/Internal error/);
+    await expect(output.readField("MAX6h_ASH_fl000-200", 0.5)).rejects.toThrow(/Internal error/);
+    const again = await openModelOutput(file, "x.nc");
+    again.close();
+    again.close(); // twice is harmless
+    await expect(again.readField("MAX6h_ASH_fl000-200", 0)).rejects.toThrow(/after close/);
+  });
+});
+
+describe("generated SNAP output (NetCDF-4, rotated pole, 2-D latitude/longitude)", () => {
+  let output: ModelOutput;
+  let file: string;
+  let latitude: Float32Array;
+  let longitude: Float32Array;
+  const options = resolveOptions({ outDir: "unused" });
+
+  beforeAll(async () => {
+    const dir = await tempDir();
+    file = (await writeSnapOutput({ outDir: dir })).file;
+    output = await openModelOutput(file, "2019-03-22-hekla/snap_20190322T120000.nc");
+    await h5wasmReady();
+    const raw = new h5wasm.File(file, "r");
+    latitude = (raw.get("latitude") as Dataset).value as Float32Array;
+    longitude = (raw.get("longitude") as Dataset).value as Float32Array;
+    raw.close();
+  });
+  afterAll(() => output?.close());
+
+  it("is read as SNAP on a curvilinear grid", () => {
+    expect(output.layout).toBe("SNAP");
+    expect([output.grid.kind, output.grid.nx, output.grid.ny]).toEqual(["curvilinear", 150, 70]);
+    expect(output.times).toEqual(hourly("2019-03-22T13:00:00Z", 24));
+    expect(output.simulationStart).toBe("2019-03-22T12:00:00Z");
+    expect(output.grid.cellDegrees).toBeGreaterThan(0.49);
+    expect(output.grid.cellDegrees).toBeLessThan(0.51);
+  });
+
+  it("maps cell centres to the file's 2-D latitude/longitude exactly", () => {
+    for (const [i, j] of [[0, 0], [149, 0], [0, 69], [149, 69], [75, 35], [51, 12]] as const) {
+      const k = j * 150 + i;
+      expect(output.grid.toLonLat(i, j)).toEqual([longitude[k], latitude[k]]);
+    }
+  });
+
+  it("agrees with the analytic rotated pole (grid_north_pole 22, 140) at centres and in between", () => {
+    const grid = plumeGrid("snap", options);
+    for (const [x, y] of [[0, 0], [149, 69], [75, 35], [20.5, 10.5], [100.25, 60.75], [-0.5, -0.5], [149.5, 69.5]] as const) {
+      const rlon = grid.axisX[0]! + x * options.res;
+      const rlat = grid.axisY[0]! + y * options.res;
+      const analytic = rotatedByVectors(rlon, rlat, 22, 140);
+      expect(arcDegrees(output.grid.toLonLat(x, y), analytic), `${x}, ${y}`).toBeLessThan(5e-3); // float32 arrays, bilinear between centres
+      expect(arcDegrees(rotatedToGeographic(rlon, rlat, 22, 140), analytic)).toBeLessThan(1e-9);
+    }
+  });
+
+  it("puts Hekla's plume at Hekla", async () => {
+    const field = await output.readField("MAX6h_ASH_fl000-200", 0);
+    let best = 0;
+    for (let k = 1; k < field.length; k++) if (field[k]! > field[best]!) best = k;
+    const where = output.grid.toLonLat(best % 150, Math.floor(best / 150));
+    expect(arcDegrees(where, [-19.7, 63.98])).toBeLessThan(0.5);
+    expect(field[best]).toBeGreaterThan(4);
+  });
+
+  it("has a domain around the rotated grid", () => {
+    const { domain } = output.grid;
+    let north = -90;
+    let south = 90;
+    for (const value of latitude) {
+      north = Math.max(north, value);
+      south = Math.min(south, value);
+    }
+    expect(domain.north).toBe(north);
+    expect(domain.south).toBe(south);
+    expect(domain.west).toBeLessThan(-60);
+    expect(domain.east).toBeGreaterThan(40);
+  });
+});
+
+describe.skipIf(!HAS_NETCDF_BIN)(`files written by netCDF-C (ncgen)${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
+  // Three bands in three encodings: float in ug/m3 with _FillValue; packed short in mg m-3 with
+  // scale_factor, add_offset, _FillValue and missing_value; double in µg/m³.
+  const cells = SMALL_LAT.length * SMALL_LON.length;
+  const floatData = [0, 200, 2000, 4000, 250.5, "_", 1, 2, 3, 4, 5, 6, 10, 20, "NaN", 40, 50, 60, 70, 80, 90, 100, 110, 120];
+  const shortData = [0, 150, -32767, -9999, 1, 2, 3, 4, 5, 6, 7, 8, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200];
+  const doubleData = Array.from({ length: 2 * cells }, (_, k) => 1234.5 + k);
+  const fields = (nc4: boolean) => [
+    {
+      name: "MAX6h_ASH_fl000-200",
+      attributes: ['units = "ug/m3"', "_FillValue = -1.f", ...(nc4 ? ['_Shuffle = "true"', "_DeflateLevel = 5", "_ChunkSizes = 1, 3, 4"] : [])],
+      data: floatData.join(", "),
+    },
+    {
+      name: "MAX6h_ASH_fl200-350",
+      type: "short" as const,
+      attributes: ['units = "mg m-3"', "scale_factor = 0.01f", "add_offset = 0.5f", "_FillValue = -32767s", "missing_value = -9999s", ...(nc4 ? ["_DeflateLevel = 1"] : [])],
+      data: shortData.join(", "),
+    },
+    { name: "MAX6h_ASH_fl350-550", type: "double" as const, attributes: ['units = "\u00b5g/m\u00b3"'], data: doubleData.join(", ") },
+  ];
+
+  async function expectSmallFile(file: string, display: string) {
+    const output = await openModelOutput(file, display);
+    try {
+      expect(output.layout).toBe("EEMEP");
+      expect(output.grid.kind).toBe("regular");
+      expect(output.times).toEqual(["2019-03-22T00:30:00Z", "2019-03-22T01:30:00Z"]); // half-hour means kept as they are
+      expect(output.title).toBe("small EEMEP-shaped test file");
+      expect(output.simulationStart).toBe("2019-03-22T00:00:00Z");
+      expect(output.grid.toLonLat(0, 0)).toEqual([-20, 60]);
+      expect(output.grid.toLonLat(3, 2)).toEqual([-17, 62]);
+      expect(output.variables.map((variable) => variable.units)).toEqual(["ug/m3", "mg m-3", "\u00b5g/m\u00b3"]);
+
+      const low = await output.readField("MAX6h_ASH_fl000-200", 0);
+      expect([...low.slice(0, 5)]).toEqual([0, Math.fround(0.2), Math.fround(2), Math.fround(4), Math.fround(250.5 * 0.001)]);
+      expect(low[5]).toBeNaN(); // _FillValue
+      const lowLater = await output.readField("MAX6h_ASH_fl000-200", 1);
+      expect(lowLater[2]).toBeNaN(); // NaN in the data is missing, not an error
+      expect(lowLater[0]).toBe(Math.fround(0.01));
+
+      const middle = await output.readField("MAX6h_ASH_fl200-350", 0);
+      const unpack = (raw: number) => Math.fround(raw * Math.fround(0.01) + Math.fround(0.5));
+      expect(middle[0]).toBe(unpack(0));
+      expect(middle[1]).toBe(unpack(150));
+      expect(middle[1]).toBeCloseTo(2, 6);
+      expect(middle[2]).toBeNaN(); // _FillValue
+      expect(middle[3]).toBeNaN(); // missing_value
+      expect((await output.readField("MAX6h_ASH_fl200-350", 1))[11]).toBe(unpack(1200));
+
+      const high = await output.readField("MAX6h_ASH_fl350-550", 1);
+      expect(high[0]).toBe(Math.fround((1234.5 + cells) * 0.001));
+    } finally {
+      output.close();
+    }
+  }
+
+  it("reads NetCDF-3 classic", async () => {
+    const file = await ncgen(eemepCdl({ fields: fields(false) }), path.join(await tempDir(), "classic.nc"), "classic");
+    await expectSmallFile(file, "run/classic.nc");
+  });
+
+  it("reads NetCDF-3 64-bit offset", async () => {
+    const file = await ncgen(eemepCdl({ fields: fields(false) }), path.join(await tempDir(), "offset64.nc"), "64-bit-offset");
+    await expectSmallFile(file, "run/offset64.nc");
+  });
+
+  it("reads NetCDF-4 with shuffle and deflate as netCDF-C writes it", async () => {
+    const file = await ncgen(eemepCdl({ fields: fields(true) }), path.join(await tempDir(), "nc4.nc"), "nc4");
+    await expectSmallFile(file, "run/nc4.nc");
+  });
+
+  it("reads a SNAP rotated grid given only by its pole and rotated axes (NetCDF-3)", async () => {
+    const rx = [-12, -11.5, -11, -10.5, -10];
+    const ry = [-4, -3.5, -3];
+    const cdl = `netcdf snap {
+dimensions:
+  time = UNLIMITED ;
+  x = ${rx.length} ;
+  y = ${ry.length} ;
+variables:
+  double time(time) ;
+    time:units = "hours since 2016-11-03 00:00:00" ;
+    time:calendar = "gregorian" ;
+  float x(x) ;
+    x:standard_name = "grid_longitude" ;
+    x:units = "degrees" ;
+  float y(y) ;
+    y:standard_name = "grid_latitude" ;
+    y:units = "degrees" ;
+  int projection ;
+    projection:grid_mapping_name = "rotated_latitude_longitude" ;
+    projection:grid_north_pole_latitude = 22. ;
+    projection:grid_north_pole_longitude = 140. ;
+  float MAX6h_ASH_fl350-550(time, y, x) ;
+    MAX6h_ASH_fl350-550:units = "ug m-3" ;
+    MAX6h_ASH_fl350-550:grid_mapping = "projection" ;
+  :title = "Askja 2016-11-03" ;
+data:
+  time = 3, 6 ;
+  x = ${rx.join(", ")} ;
+  y = ${ry.join(", ")} ;
+  MAX6h_ASH_fl350-550 = ${Array.from({ length: 2 * rx.length * ry.length }, (_, k) => k * 10).join(", ")} ;
+}
+`;
+    const file = await ncgen(cdl, path.join(await tempDir(), "snap.nc"), "classic");
+    const output = await openModelOutput(file, "askja/snap.nc");
+    try {
+      expect(output.layout).toBe("SNAP");
+      expect(output.grid.kind).toBe("curvilinear");
+      expect(output.times).toEqual(["2016-11-03T03:00:00Z", "2016-11-03T06:00:00Z"]);
+      expect(output.simulationStart).toBeUndefined();
+      expect(output.variables.map((variable) => variable.band.id)).toEqual(["fl350-550"]);
+      for (const [x, y] of [[0, 0], [4, 2], [2.5, 1.25]] as const) {
+        const analytic = rotatedByVectors(-12 + 0.5 * x, -4 + 0.5 * y, 22, 140);
+        expect(arcDegrees(output.grid.toLonLat(x, y), analytic)).toBeLessThan(x % 1 === 0 && y % 1 === 0 ? 1e-9 : 5e-3); // bilinear between centres 0.5° apart
+      }
+      expect((await output.readField("MAX6h_ASH_fl350-550", 1))[14]).toBe(Math.fround(290 * 0.001));
+    } finally {
+      output.close();
+    }
+  });
+});
