@@ -1,13 +1,15 @@
 /**
  * Writes the bundled sample runs into runs/ (deterministic: same script, same bytes).
- * Three Icelandic cases, one of each run type, shaped as forecasters' folders are: volcano.xml as the
- * model chain writes it, an advisory KML with ash areas per flight-level band and time (a plume carried
- * downwind and spreading), and WMS layers of the model output with a saved GetCapabilities document.
- * Usage: npx tsx scripts/make-sample-runs.ts [runsDir]
+ * Three Icelandic cases, one of each run type, shaped as forecasters' folders are: the dispersion model's
+ * NetCDF output (EEMEP layout, or SNAP on a rotated-pole grid for the Katla rehearsal) and volcano.xml as
+ * the model chain writes them, an advisory KML with ash areas per flight-level band and time, and WMS
+ * layers of the model output with a saved GetCapabilities document.
+ * Usage: node --import h5wasm/node --import tsx scripts/make-sample-runs.ts [runsDir]
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatInstant, parseInstant } from "../src/time/instant.ts";
+import { writeEemepOutput, writeSnapOutput } from "./make-model-output.ts";
 
 interface Case {
   folder: string;
@@ -238,5 +240,8 @@ for (const c of CASES) {
   await writeFile(path.join(dir, "volcano.xml"), volcanoXml(c));
   await writeFile(path.join(dir, "advisory.kml"), advisoryKml(c));
   if (c.wmsTimes === "capabilities") await writeFile(path.join(dir, "capabilities.xml"), capabilitiesXml(c));
+  // A coarse grid (0.5°) keeps each file near 200 KB: small enough for the repository.
+  const model = { outDir: dir, reftime: c.reftime, steps: c.hours + 1, volcano: c.volcano, plumeTopM: c.plumeTopM };
+  await (c.type === "Rehearsal" ? writeSnapOutput(model) : writeEemepOutput(model));
   process.stdout.write(`wrote ${dir}\n`);
 }

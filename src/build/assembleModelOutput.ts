@@ -22,8 +22,10 @@ export interface ModelLayerOutput {
 export interface ModelOutputGroups {
   groups: AshLayerGroupModel[];
   layers: ModelLayerOutput[];
-  /** The ash extent of each file (its domain when no ash reaches the lowest threshold). */
-  extents: LatLonBoxModel[];
+  /** Where each file's ash reaches the lowest threshold (files with no such ash give none). */
+  ashExtents: LatLonBoxModel[];
+  /** The model domain of each file. */
+  domains: LatLonBoxModel[];
 }
 
 export function modelOutputGroups(
@@ -34,7 +36,7 @@ export function modelOutputGroups(
   wmsBaseUrl: string | undefined,
   issues: Issues,
 ): ModelOutputGroups {
-  const result: ModelOutputGroups = { groups: [], layers: [], extents: [] };
+  const result: ModelOutputGroups = { groups: [], layers: [], ashExtents: [], domains: [] };
   for (const { file, model } of models) {
     const fileSlug = slugify(file.name.replace(/\.nc$/i, ""));
     const kmlLayers: AshLayerModel[] = [];
@@ -56,7 +58,8 @@ export function modelOutputGroups(
     const groupName = `Model_${model.layout}${models.length > 1 ? ` ${file.name}` : ""}`;
     if (wmsLayers.length) result.groups.push({ name: groupName, layers: wmsLayers });
     result.groups.push({ name: `${groupName} ash areas`, layers: kmlLayers });
-    result.extents.push(model.ashExtent ?? model.domain);
+    if (model.ashExtent) result.ashExtents.push(model.ashExtent);
+    result.domains.push(model.domain);
   }
   return result;
 }

@@ -67,7 +67,10 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   }
   if (!type || !reftime || !description) return undefined;
 
+  // Where the ash is (model output, forecasters' drawings) decides the box; the domains of WMS servers and
+  // models only when nothing shows ash.
   const extents: LatLonBoxModel[] = [];
+  const domains: LatLonBoxModel[] = [];
   const kmlLayers = new Map<string, KmlLayerOutput>();
   const kmlLayer = (fileName: string, kml: KmlDocument): AshLayerModel["timesteps"] => {
     const slug = slugify(fileName.replace(/\.kml$/i, ""));
@@ -174,7 +177,7 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
       issues.error(capsPath, `layer ${wmsLayer} has no time within the forecast window (${hours} h from ${reftime})`, 'check reftime, or set "forecast_hours" in run.json', `Layer[Name=${wmsLayer}]/Dimension[@name=time]`);
       return undefined;
     }
-    if (found.extent) extents.push(found.extent);
+    if (found.extent) domains.push(found.extent);
     return result.times;
   }
 
@@ -182,7 +185,8 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   const unusedCapabilities = [...capsByFile.values()].find((caps) => !(manifest?.layergroups ?? []).some((g) => g.layers.some((l) => l.type === "WMS" && l.capabilities === caps.file.name)));
   const fromModels = modelOutputGroups(folder, models, reftime, unusedCapabilities, options.wmsBaseUrl, issues);
   layergroups.push(...fromModels.groups);
-  extents.push(...fromModels.extents);
+  extents.push(...fromModels.ashExtents);
+  domains.push(...fromModels.domains);
 
   // KML files the manifest does not name are forecasters' drawings: publish them too.
   const unlisted = [...kmlByFile.entries()].filter(([name]) => !kmlLayers.has(name));
@@ -200,7 +204,7 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     return undefined;
   }
 
-  const latlonbox = manifest?.latlonbox ?? unionBox(extents);
+  const latlonbox = manifest?.latlonbox ?? unionBox(extents) ?? unionBox(domains);
   const allTimes = [...new Set(nonEmptyGroups.flatMap((group) => group.layers.flatMap((layer) => layer.timesteps.map((step) => step.time))))].sort();
   const model: AshModel = {
     meta: {

@@ -39,7 +39,10 @@ export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-export function renderModelMaps(run: AssembledRun): ArtefactDraft[] {
+/** Images drawn at once: drawing is on the main thread, encoding on the thread pool, so a few overlap. */
+const IMAGES_IN_FLIGHT = 4;
+
+export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[]> {
   const source = run.mapSource;
   if (!source || run.modelLayers.length === 0) return [];
   const { reftime, type } = run.model.meta;
@@ -52,28 +55,41 @@ export function renderModelMaps(run: AssembledRun): ArtefactDraft[] {
       key: runPngKey(reftime),
       file: "model.png",
       contentType: CONTENT_TYPES.png,
-      body: renderRunMap({ ...common, validFrom: source.times[0]!, validTo: source.bands[0]?.steps.at(-1)?.end ?? source.times.at(-1)!, bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
+      body: await renderRunMap({ ...common, validFrom: source.times[0]!, validTo: source.bands[0]?.steps.at(-1)?.end ?? source.times.at(-1)!, bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
     },
   ];
   const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
+  const jobs: Array<() => Promise<ArtefactDraft>> = [];
   for (const layer of run.modelLayers) {
     const images: Array<{ time: string; url: string }> = [];
     for (const step of layer.analysis.steps) {
       const name = imageResourceName(reftime, layer.slug, step.time);
-      drafts.push({
+      jobs.push(async () => ({
         key: resourceKey(name),
         file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
         contentType: CONTENT_TYPES.png,
-        body: renderBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }),
+        body: await renderBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }),
         resourceName: name,
-      });
+      }));
       images.push({ time: step.time, url: resourceUrl(name) });
     }
     index.push({ band: layer.analysis.band.label, images });
   }
+  drafts.push(...(await inOrder(jobs, IMAGES_IN_FLIGHT)));
   const indexName = imagesIndexName(reftime);
   drafts.push({ key: resourceKey(indexName), file: "images.json", contentType: CONTENT_TYPES.json, body: jsonBody({ reftime, bands: index }), resourceName: indexName });
   return drafts;
+}
+
+/** Runs the jobs with at most `limit` in flight; results in job order. */
+async function inOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
+  const results = new Array<T>(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < jobs.length; i = next++) results[i] = await jobs[i]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
+  return results;
 }
 
 /** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */

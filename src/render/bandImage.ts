@@ -49,7 +49,7 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
 }
 
 /** Draws one band at one time step; the same input always gives the same bytes. */
-export function renderBandImage(input: BandImageInput): Buffer {
+export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const layout = bandImageLayout(input);
   const canvas = createCanvas(layout.width, layout.height);
   const ctx = canvas.getContext("2d");
@@ -70,5 +70,6 @@ export function renderBandImage(input: BandImageInput): Buffer {
   const base = getBaseMap(input.box, panel.w, panel.h);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds);
-  return canvas.toBuffer("image/png");
+  // Encoded on libuv's thread pool: several images are encoded while the next ones are drawn.
+  return canvas.encode("png");
 }

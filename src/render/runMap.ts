@@ -50,7 +50,7 @@ export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresh
 }
 
 /** Draws the run map; the same input always gives the same bytes. */
-export function renderRunMap(input: RunMapInput): Buffer {
+export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
   const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
   const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, bandCount: bands.length });
@@ -77,5 +77,6 @@ export function renderRunMap(input: RunMapInput): Buffer {
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds);
-  return canvas.toBuffer("image/png");
+  // Encoded on libuv's thread pool: several images are encoded while the next ones are drawn.
+  return canvas.encode("png");
 }

@@ -29,12 +29,13 @@ describe("the bundled sample runs", () => {
   it("are exactly what scripts/make-sample-runs.ts writes (deterministic, regenerable)", async () => {
     const out = await mkdtemp(path.join(tmpdir(), "ashcast-samples-gen-"));
     scratch.push(out);
-    await run(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/make-sample-runs.ts"), out], { cwd: ROOT });
+    await run(process.execPath, ["--import", "h5wasm/node", "--import", "tsx", path.join(ROOT, "scripts/make-sample-runs.ts"), out], { cwd: ROOT });
     const folders = (await readdir(out)).sort();
     expect(folders).toEqual(["2010-04-15-eyjafjallajokull", "2026-03-14-hekla-exercise", "2026-05-02-katla-rehearsal"]);
     for (const folder of folders) {
       for (const file of (await readdir(path.join(out, folder))).sort()) {
-        expect(await readFile(path.join(out, folder, file), "utf8"), `${folder}/${file}`).toBe(await readFile(path.join(ROOT, "runs", folder, file), "utf8"));
+        const regenerated = await readFile(path.join(out, folder, file));
+        expect(regenerated.equals(await readFile(path.join(ROOT, "runs", folder, file))), `${folder}/${file} differs from a fresh run of the script`).toBe(true);
       }
       expect((await readdir(path.join(ROOT, "runs", folder))).sort()).toEqual((await readdir(path.join(out, folder))).sort());
     }

@@ -18,25 +18,25 @@ const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Part
 });
 
 describe("renderBandImage", () => {
-  it("is a PNG, 800 px wide by default, or the size asked for", () => {
-    const png = renderBandImage(input("Exercise", samplePlumeBands(6)[0]!.areas));
+  it("is a PNG, 800 px wide by default, or the size asked for", async () => {
+    const png = await renderBandImage(input("Exercise", samplePlumeBands(6)[0]!.areas));
     const layout = bandImageLayout(input("Exercise", []));
     expect(layout.width).toBe(800);
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
-    expect(pngSize(renderBandImage(input("Rehearsal", [], { width: 640, height: 480 })))).toEqual({ width: 640, height: 480 });
+    expect(pngSize(await renderBandImage(input("Rehearsal", [], { width: 640, height: 480 })))).toEqual({ width: 640, height: 480 });
   });
 
-  it("gives the same bytes for the same input", () => {
+  it("gives the same bytes for the same input", async () => {
     const i = input("Exercise", samplePlumeBands(12)[0]!.areas);
-    const a = renderBandImage(i);
+    const a = await renderBandImage(i);
     clearBaseMapCache();
-    expect(renderBandImage(structuredClone(i)).equals(a)).toBe(true);
-    expect(renderBandImage(i).equals(a)).toBe(true);
+    expect((await renderBandImage(structuredClone(i))).equals(a)).toBe(true);
+    expect((await renderBandImage(i)).equals(a)).toBe(true);
   });
 
-  it("reuses one base map for every step of a run", () => {
+  it("reuses one base map for every step of a run", async () => {
     clearBaseMapCache();
-    for (const hours of [6, 12, 18, 24]) renderBandImage(input("Exercise", samplePlumeBands(hours)[0]!.areas, { time: `2010-04-14T${String(6 + hours).padStart(2, "0")}:00:00Z` }));
+    for (const hours of [6, 12, 18, 24]) await renderBandImage(input("Exercise", samplePlumeBands(hours)[0]!.areas, { time: `2010-04-14T${String(6 + hours).padStart(2, "0")}:00:00Z` }));
     expect(baseMapCacheSize()).toBe(1);
   });
 
@@ -46,7 +46,7 @@ describe("renderBandImage", () => {
       { lower: 4, upper: null, polygons: [{ outer: lonLatRect(-6, 64, -2, 66), holes: [] }] },
     ];
     const i = input("Real Eruption", areas);
-    const filled = await readPixels(renderBandImage(i));
+    const filled = await readPixels(await renderBandImage(i));
     const { panel } = bandImageLayout(i);
     const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
     const base = await basePixels(canvas, panel);
@@ -62,9 +62,9 @@ describe("renderBandImage", () => {
 
   it("marks the run type: banner and badge for Exercise and Rehearsal, a red badge for a Real Eruption", async () => {
     const areas = samplePlumeBands(12)[0]!.areas;
-    const exercise = await readPixels(renderBandImage(input("Exercise", areas)));
-    const rehearsal = await readPixels(renderBandImage(input("Rehearsal", areas)));
-    const real = await readPixels(renderBandImage(input("Real Eruption", areas)));
+    const exercise = await readPixels(await renderBandImage(input("Exercise", areas)));
+    const rehearsal = await readPixels(await renderBandImage(input("Rehearsal", areas)));
+    const real = await readPixels(await renderBandImage(input("Real Eruption", areas)));
     const layout = bandImageLayout(input("Exercise", areas));
     expect(exercise.count(EXERCISE_COLOUR, { x: 0, y: 0, w: layout.width, h: layout.metrics.bannerHeight })).toBeGreaterThan(layout.width * 10);
     // The badge beside the title, below the banner.
@@ -76,7 +76,7 @@ describe("renderBandImage", () => {
 
   it("renders a step without ash", async () => {
     const i = input("Exercise", []);
-    const png = renderBandImage(i);
+    const png = await renderBandImage(i);
     const layout = bandImageLayout(i);
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     const pixels = await readPixels(png);
@@ -85,10 +85,10 @@ describe("renderBandImage", () => {
     expect(pixels.countWhere(row, (p) => p[0] >= 250 && p[1] >= 250 && p[2] >= 250)).toBeGreaterThan(100);
   });
 
-  it("renders a box across the antimeridian", () => {
+  it("renders a box across the antimeridian", async () => {
     const areas: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(176, 50, -176, 54), holes: [] }] }];
     const i = input("Rehearsal", areas, { box: { north: 62, south: 44, east: -160, west: 150 }, volcano: { name: "Shiveluch", lat: 56.65, lon: 161.36 } });
-    const png = renderBandImage(i);
+    const png = await renderBandImage(i);
     const layout = bandImageLayout(i);
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
   });

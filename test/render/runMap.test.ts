@@ -33,8 +33,8 @@ const threeBands = (areas: ThresholdBand[]): RunMapInput["bands"] => [
 ];
 
 describe("renderRunMap", () => {
-  it("is a PNG of the layout's size", () => {
-    const png = renderRunMap({ ...base, type: "Exercise", bands: samplePlumeBands() });
+  it("is a PNG of the layout's size", async () => {
+    const png = await renderRunMap({ ...base, type: "Exercise", bands: samplePlumeBands() });
     const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     expect(layout.width).toBe(1200);
@@ -42,12 +42,12 @@ describe("renderRunMap", () => {
     expect(layout.height).toBeLessThan(700);
   });
 
-  it("gives the same bytes for the same input, with or without the cached base map", () => {
+  it("gives the same bytes for the same input, with or without the cached base map", async () => {
     const input: RunMapInput = { ...base, type: "Rehearsal", bands: samplePlumeBands() };
-    const a = renderRunMap(input);
-    const b = renderRunMap(input);
+    const a = await renderRunMap(input);
+    const b = await renderRunMap(input);
     clearBaseMapCache();
-    const c = renderRunMap(structuredClone(input));
+    const c = await renderRunMap(structuredClone(input));
     expect(b.equals(a)).toBe(true);
     expect(c.equals(a)).toBe(true);
   });
@@ -55,7 +55,7 @@ describe("renderRunMap", () => {
   it("fills each class where its polygon is, in its colour, and nothing far away", async () => {
     // A Real Eruption has no watermark: away from labels, a pixel is the base map's, or the ash over it.
     const type = "Real Eruption";
-    const filled = await readPixels(renderRunMap({ ...base, type, bands: threeBands(squareBands()) }));
+    const filled = await readPixels(await renderRunMap({ ...base, type, bands: threeBands(squareBands()) }));
     const layout = runMapLayout({ type, box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
     const panel = layout.panels[0]!;
     const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
@@ -75,9 +75,9 @@ describe("renderRunMap", () => {
     expect(filled.at(ox, oy)).toEqual(empty.at(ox - other.x + panel.x, oy - other.y + panel.y));
   });
 
-  it("draws polygons whatever their winding order", () => {
-    const ccw = renderRunMap({ ...base, type: "Exercise", bands: threeBands(squareBands(true)) });
-    const cw = renderRunMap({ ...base, type: "Exercise", bands: threeBands(squareBands(false)) });
+  it("draws polygons whatever their winding order", async () => {
+    const ccw = await renderRunMap({ ...base, type: "Exercise", bands: threeBands(squareBands(true)) });
+    const cw = await renderRunMap({ ...base, type: "Exercise", bands: threeBands(squareBands(false)) });
     expect(cw.equals(ccw)).toBe(true);
   });
 
@@ -88,7 +88,7 @@ describe("renderRunMap", () => {
       { lower: 10, upper: null, polygons: [{ outer: lonLatRect(-10, 58, -8, 59), holes: [] }] },
     ];
     const type = "Real Eruption";
-    const filled = await readPixels(renderRunMap({ ...base, thresholds, type, bands: threeBands(areas) }));
+    const filled = await readPixels(await renderRunMap({ ...base, thresholds, type, bands: threeBands(areas) }));
     const panel = runMapLayout({ type, box: ICELAND_BOX, thresholds, bandCount: 3 }).panels[0]!;
     const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
     const empty = await basePixels(canvas, panel);
@@ -100,9 +100,9 @@ describe("renderRunMap", () => {
 
   it("marks an Exercise and a Rehearsal with a banner, and a Real Eruption with a red label but no banner", async () => {
     const bands = samplePlumeBands();
-    const exercise = await readPixels(renderRunMap({ ...base, type: "Exercise", bands }));
-    const rehearsal = await readPixels(renderRunMap({ ...base, type: "Rehearsal", bands }));
-    const real = await readPixels(renderRunMap({ ...base, type: "Real Eruption", bands }));
+    const exercise = await readPixels(await renderRunMap({ ...base, type: "Exercise", bands }));
+    const rehearsal = await readPixels(await renderRunMap({ ...base, type: "Rehearsal", bands }));
+    const real = await readPixels(await renderRunMap({ ...base, type: "Real Eruption", bands }));
     const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
     // The banner spans the width at the top.
     expect(exercise.count(EXERCISE_COLOUR, { x: 0, y: 0, w: exercise.width, h: layout.metrics.bannerHeight })).toBeGreaterThan(exercise.width * 10);
@@ -116,11 +116,11 @@ describe("renderRunMap", () => {
   });
 
   it("renders a run without ash, saying so in every panel", async () => {
-    const png = renderRunMap({ ...base, type: "Real Eruption", bands: [] });
+    const png = await renderRunMap({ ...base, type: "Real Eruption", bands: [] });
     const layout = runMapLayout({ type: "Real Eruption", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     const pixels = await readPixels(png);
-    const withAsh = await readPixels(renderRunMap({ ...base, type: "Real Eruption", bands: threeBands(squareBands()) }));
+    const withAsh = await readPixels(await renderRunMap({ ...base, type: "Real Eruption", bands: threeBands(squareBands()) }));
     // The message box is white (the sea and land are not): the volcano is in the upper half, so it sits low.
     const white = (p: number[]) => p[0]! >= 250 && p[1]! >= 250 && p[2]! >= 250;
     for (const panel of layout.panels) {
@@ -137,7 +137,7 @@ describe("renderRunMap", () => {
     const shiveluch = { name: "Shiveluch", lat: 56.65, lon: 161.36 };
     const areas: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(174, 50, -174, 54), holes: [] }] }];
     const input = { ...base, box, volcano: shiveluch, type: "Real Eruption" as const };
-    const png = renderRunMap({ ...input, bands: threeBands(areas) });
+    const png = await renderRunMap({ ...input, bands: threeBands(areas) });
     const filled = await readPixels(png);
     const layout = runMapLayout({ type: "Real Eruption", box, thresholds: THRESHOLDS, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
