@@ -236,12 +236,12 @@ for (const c of CASES) {
   const dir = path.join(runsDir, c.folder);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  // The model output first (a coarse 0.5° grid: about 150 KB a file): the EEMEP writer leaves a volcano.xml of its own, replaced by this case's below.
+  const model = { outDir: dir, reftime: c.reftime, steps: c.hours + 1, volcano: c.volcano, plumeTopM: c.plumeTopM };
+  await (c.type === "Rehearsal" ? writeSnapOutput(model) : writeEemepOutput(model));
   await writeFile(path.join(dir, "run.json"), manifest(c));
   await writeFile(path.join(dir, "volcano.xml"), volcanoXml(c));
   await writeFile(path.join(dir, "advisory.kml"), advisoryKml(c));
   if (c.wmsTimes === "capabilities") await writeFile(path.join(dir, "capabilities.xml"), capabilitiesXml(c));
-  // A coarse grid (0.5°) keeps each file near 200 KB: small enough for the repository.
-  const model = { outDir: dir, reftime: c.reftime, steps: c.hours + 1, volcano: c.volcano, plumeTopM: c.plumeTopM };
-  await (c.type === "Rehearsal" ? writeSnapOutput(model) : writeEemepOutput(model));
   process.stdout.write(`wrote ${dir}\n`);
 }
