@@ -8,6 +8,7 @@ import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import { build } from "../build/build.ts";
 import { check } from "../build/check.ts";
 import { watchRuns } from "../build/watch.ts";
+import { startWatchWorker } from "../build/watchWorker.ts";
 import { startServer } from "../server/serve.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
 import { newRun } from "./newRun.ts";
@@ -118,14 +119,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
-      const watcher = await watchRuns({
-        ...settings,
-        log: (line) => out(stamp(line)),
-        onBuild: ({ result }) => {
-          if (result) for (const line of formatRunReports(result.report.runs)) out(line);
-        },
-      });
-      await watcher.idle();
+      // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
+      const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
+      await watcher.firstBuild;
       const server = await listen(settings.distDir, flags);
       await untilSignal();
       await server.close();
