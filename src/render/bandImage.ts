@@ -3,12 +3,11 @@
  * the run map, the time in the title and the run type marked. Reuses the cached base map of the run's
  * box, so each image costs only the ash areas, the text and the PNG encoding.
  */
-import { createCanvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
-import { drawFooter, drawHeader, frameMetrics, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
 import { formatInstant } from "./style.ts";
 
 export interface BandImageInput {
@@ -51,16 +50,9 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
 /** Draws one band at one time step; the same input always gives the same bytes. */
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const layout = bandImageLayout(input);
-  const canvas = createCanvas(layout.width, layout.height);
-  const ctx = canvas.getContext("2d");
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, layout.width, layout.height);
-
   const name = input.volcano?.name ?? "Volcanic ash";
-  drawHeader(
-    ctx,
-    layout.width,
-    layout.metrics,
+  const { canvas, ctx } = startImage(
+    layout,
     input.type,
     `${name} · ${input.band.label} · ${formatInstant(input.time)}`,
     `Valid ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,

@@ -3,7 +3,7 @@
  * legend and attribution. Heights are decided before drawing (text widths are measured on a scratch
  * canvas), so a layout function can tell tests and callers where each panel is.
  */
-import { createCanvas, type SKRSContext2D } from "@napi-rs/canvas";
+import { createCanvas, type Canvas, type SKRSContext2D } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import { boxAspect } from "./basemap.ts";
 import { drawAttribution, drawBanner, drawLegend, drawTypeBadge, textWidth, COLOURS } from "./draw.ts";
@@ -48,6 +48,22 @@ export function panelHeightFor(box: LatLonBoxModel, panelWidth: number, min: num
 }
 
 /** Banner (Exercise / Rehearsal) and a two-line title: badge + headline, then the time line. */
+/** A white canvas of the layout's size with its header (banner, type badge, title, subline) drawn. */
+export function startImage(
+  layout: { width: number; height: number; metrics: FrameMetrics },
+  type: RunType,
+  headline: string,
+  subline: string,
+  sizes: { headline: number; subline: number },
+): { canvas: Canvas; ctx: SKRSContext2D } {
+  const canvas = createCanvas(layout.width, layout.height);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, layout.width, layout.height);
+  drawHeader(ctx, layout.width, layout.metrics, type, headline, subline, sizes);
+  return { canvas, ctx };
+}
+
 export function drawHeader(
   ctx: SKRSContext2D,
   width: number,

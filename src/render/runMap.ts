@@ -2,13 +2,12 @@
  * The run's PNG map (`/.png` of the API): one small multiple per flight-level band, each showing the
  * forecast maximum over the whole run, with one legend, a title and the run type impossible to miss.
  */
-import { createCanvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
-import { drawFooter, drawHeader, frameMetrics, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
 import { formatInstant } from "./style.ts";
 
 export interface RunMapInput {
@@ -54,16 +53,9 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
   const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
   const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, bandCount: bands.length });
-  const canvas = createCanvas(layout.width, layout.height);
-  const ctx = canvas.getContext("2d");
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, layout.width, layout.height);
-
   const name = input.volcano?.name ?? "Volcanic ash";
-  drawHeader(
-    ctx,
-    layout.width,
-    layout.metrics,
+  const { canvas, ctx } = startImage(
+    layout,
     input.type,
     `${name} · volcanic ash forecast, maximum over the run`,
     `Valid ${formatInstant(input.validFrom)} to ${formatInstant(input.validTo)}   ·   Model run ${formatInstant(input.reftime)}   ·   Maximum concentration per flight-level band`,
