@@ -5,13 +5,8 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
-import { build } from "../build/build.ts";
-import { check } from "../build/check.ts";
-import { watchRuns } from "../build/watch.ts";
-import { startWatchWorker } from "../build/watchWorker.ts";
 import { startServer } from "../server/serve.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
-import { newRun } from "./newRun.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
@@ -56,6 +51,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .addHelpText("after", "\nExit codes: 0 published, no errors; 1 published, some runs have errors; 2 could not build; 70 internal error.")
     .action(async (flags: BuildFlags) => {
       const settings = resolveBuildSettings(flags);
+      // Build code (canvas, h5wasm, d3) is loaded only by the commands that build: `serve` stays small.
+      const { build } = await import("../build/build.ts");
       const result = await build({ ...settings, log: (line) => out(line), onProgress: progressBar() });
       for (const line of formatRunReports(result.report.runs)) out(line);
       out(summarise(result.report.runs));
@@ -69,6 +66,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const settings = resolveBuildSettings(flags);
       const debounceMs = Number(flags.debounce);
       if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UserError(`"${flags.debounce}" is not a number of milliseconds`, { where: "--debounce", fix: "give e.g. --debounce 400" });
+      const { watchRuns } = await import("../build/watch.ts");
       const watcher = await watchRuns({
         ...settings,
         debounceMs,
@@ -120,6 +118,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
+      const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
       const server = await listen(settings.distDir, flags);
@@ -136,6 +135,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .addHelpText("after", "\nExit codes: 0 no errors (warnings allowed); 1 errors found; 2 could not check.")
     .option("--thresholds <mg/m3>", "ash concentration thresholds for model output (default 0.2,2,4)")
     .action(async (dir: string, flags: { defaultType?: RunType; thresholds?: string }) => {
+      const { check } = await import("../build/check.ts");
       const result = await check(dir, resolvePipelineSettings(flags));
       for (const line of formatRunReports(result.runs)) out(line);
       out(`${summarise(result.runs)}; ${result.errors} error(s), ${result.warnings} warning(s)`);
@@ -160,6 +160,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const lon = Number(flags.lon);
       if (!Number.isFinite(lat) || Math.abs(lat) > 90) throw new UserError(`"${flags.lat}" is not a latitude`, { where: "--lat", fix: "give decimal degrees between -90 and 90" });
       if (!Number.isFinite(lon) || Math.abs(lon) > 180) throw new UserError(`"${flags.lon}" is not a longitude`, { where: "--lon", fix: "give decimal degrees between -180 and 180" });
+      const { newRun } = await import("./newRun.ts");
       const folder = await newRun({ runsDir: flags.runs, name, type: flags.type as RunType, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
       out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);
     });

@@ -5,20 +5,16 @@
  */
 import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
-import { reftimeOfResource, type Artefact, type ListArtefact, type PublishedRun, type RunArtefacts, type StoredBody } from "../contract/releaseIndex.ts";
-import { formatInstant, normaliseInstant, parseInstant, INSTANT_FORM } from "../time/instant.ts";
-import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, prefersPng } from "./http.ts";
+import type { Artefact, ListArtefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import { formatInstant } from "../time/instant.ts";
 import { problemResponse } from "./problem.ts";
 import { healthText } from "./health.ts";
 import type { ServedRelease } from "./releaseSource.ts";
+import { CORS_HEADERS, Representations } from "./representation.ts";
+import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
 const ALLOW = "GET, HEAD, OPTIONS";
-/** Browsers may read every answer (open data), and the validators a cache-aware viewer needs. */
-export const CORS_HEADERS = {
-  "access-control-allow-origin": "*",
-  "access-control-expose-headers": "ETag, Retry-After, RateLimit, RateLimit-Policy",
-} as const;
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   "access-control-allow-methods": "GET, HEAD",
@@ -43,90 +39,55 @@ export interface AppOptions {
   /** Static documents made once at start: the terms of service page and the OpenAPI document. */
   termsOfService: Buffer;
   openapi: Buffer;
+  /** Shared with the fast path in front of the app, so both send the same headers. */
+  representations?: Representations;
   now?: () => number;
 }
 
-/** Seconds a response may be reused by a client or a CDN, per kind of resource. */
-export const CACHE_SECONDS = { latest: 60, pinned: 300, lists: 60, resources: 300, documents: 3600 } as const;
+/** `prefix` checked and without trailing slashes, followed by the product path. */
+export function productBase(prefix: string | undefined): string {
+  const trimmed = (prefix ?? "").replace(/\/+$/, "");
+  if (trimmed && !/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed)) throw new Error(`prefix "${trimmed}" must look like /weatherapi`);
+  return `${trimmed}${PRODUCT_PATH}`;
+}
 
 export function createApp(options: AppOptions): Hono {
-  const prefix = (options.prefix ?? "").replace(/\/+$/, "");
-  if (prefix && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new Error(`createApp: prefix "${prefix}" must look like /weatherapi`);
+  const base = productBase(options.prefix);
+  const prefix = base.slice(0, -PRODUCT_PATH.length);
   for (const version of options.removedVersions ?? []) {
     if (!/^\d+(\.\d+)*$/.test(version) || version === "0.1") throw new Error(`createApp: removed version "${version}" must be a version number other than 0.1`);
   }
-  const base = `${prefix}${PRODUCT_PATH}`;
   const now = options.now ?? Date.now;
+  const representations = options.representations ?? new Representations(now);
   const { source } = options;
   const app = new Hono();
 
   /** Sends one artefact: encoding by Accept-Encoding, 304 by the validators, headers a CDN can use. */
   async function send(c: Context, artefact: Artefact, modified: string, cacheSeconds: number, how: { varyAccept?: boolean; body?: Buffer } = {}): Promise<Response> {
-    const encoding = chooseEncoding(c.req.header("accept-encoding"), { br: artefact.br !== undefined, gzip: artefact.gzip !== undefined });
-    const stored = encoding === "br" ? artefact.br! : encoding === "gzip" ? artefact.gzip! : artefact.identity;
-    const nowMs = now();
-    const headers: Record<string, string> = {
-      etag: stored.etag,
-      "last-modified": formatHttpDate(parseInstant(modified)!),
-      "cache-control": `public, max-age=${cacheSeconds}`,
-      expires: formatHttpDate(nowMs + cacheSeconds * 1000),
-      vary: how.varyAccept ? "Accept, Accept-Encoding" : "Accept-Encoding",
-      ...CORS_HEADERS,
-    };
-    const ifNoneMatch = c.req.header("if-none-match");
-    const ifModifiedSince = c.req.header("if-modified-since");
-    if (ifNoneMatch !== undefined ? noneMatchHits(ifNoneMatch, stored.etag) : ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, parseInstant(modified)!)) {
-      return new Response(null, { status: 304, headers });
-    }
-    headers["content-type"] = artefact.contentType;
-    headers["content-length"] = String(stored.size);
-    if (encoding !== "identity") headers["content-encoding"] = encoding;
-    const body = how.body ?? (await source.body(stored));
+    const chosen = representations.choose(artefact, modified, cacheSeconds, how.varyAccept ?? false, {
+      acceptEncoding: c.req.header("accept-encoding"),
+      ifNoneMatch: c.req.header("if-none-match"),
+      ifModifiedSince: c.req.header("if-modified-since"),
+    });
+    const headers = new Headers();
+    for (let i = 0; i < chosen.headers.length; i += 2) headers.set(chosen.headers[i]!, chosen.headers[i + 1]!);
+    if (chosen.status === 304) return new Response(null, { status: 304, headers });
+    const body = how.body ?? (await source.body(chosen.stored));
     return new Response(body, { status: 200, headers });
   }
 
-  /** The normalised `reftime` parameter, undefined when absent, or the 400 answer for a malformed one. */
-  function reftimeParameter(c: Context): string | undefined | Response {
-    const values = c.req.queries("reftime");
-    if (!values) return undefined;
-    if (values.length > 1) return problemResponse(400, "give the reftime parameter once");
-    // A `+` of a zone offset arrives as a space when the client did not percent-encode it.
-    const reftime = normaliseInstant(values[0]!.replace(/ (\d{2}:?\d{2})$/, "+$1"));
-    return reftime ?? problemResponse(400, `reftime "${values[0]!.slice(0, 100)}" is not a date-time: expected ${INSTANT_FORM}`);
-  }
+  const refuse = (refusal: Refusal) => problemResponse(refusal.status, refusal.detail);
 
-  const checkReftimeSyntax = (c: Context): Response | undefined => {
-    const parameter = reftimeParameter(c);
-    return parameter instanceof Response ? parameter : undefined;
-  };
-
-  /** The run a request selects: `reftime` (any ISO 8601 spelling) or the latest. */
-  function selectRun(c: Context, release: ServedRelease): { reftime: string } | Response {
-    const reftime = reftimeParameter(c);
-    if (reftime instanceof Response) return reftime;
-    if (reftime === undefined) return { reftime: release.latest! };
-    if (!Object.hasOwn(release.index.runs, reftime)) return problemResponse(404, `no run is published for reftime ${reftime}; ${base}/reftimes lists those that are`);
-    return { reftime };
-  }
-
-  async function model(c: Context, format: "json" | "png" | "negotiate"): Promise<Response> {
-    const release = source.current;
-    // A malformed request is answered as such, published runs or not.
-    const malformed = checkReftimeSyntax(c);
-    if (malformed) return malformed;
-    if (!release?.latest) return noContent();
-    const selected = selectRun(c, release);
-    if (selected instanceof Response) return selected;
-    const run = release.index.runs[selected.reftime]!;
-    const cacheSeconds = c.req.queries("reftime") ? CACHE_SECONDS.pinned : CACHE_SECONDS.latest;
-    const png = format === "png" || (format === "negotiate" && prefersPng(c.req.header("accept")) && run.png !== undefined);
-    if (png && !run.png) return problemResponse(404, `the run ${selected.reftime} has no PNG map yet; its JSON form is ${base}/.json?reftime=${selected.reftime}`);
-    const list = await source.runArtefacts(run);
-    return send(c, list.artefacts[png ? run.png! : run.json]!, run.modified, cacheSeconds, { varyAccept: format === "negotiate" });
+  async function model(c: Context, format: ModelFormat): Promise<Response> {
+    const selected = selectModel(source.current, c.req.queries("reftime"), format, c.req.header("accept"), base);
+    if (selected.kind === "problem") return refuse(selected);
+    if (selected.kind === "nothing published") return noContent();
+    const list = await source.runArtefacts(selected.run);
+    return send(c, list.artefacts[selected.key]!, selected.run.modified, selected.cacheSeconds, { varyAccept: selected.varyAccept });
   }
 
   const noContent = () =>
-    new Response(null, { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: formatHttpDate(now() + CACHE_SECONDS.latest * 1000), ...CORS_HEADERS } });
+    new Response(null, { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: representations.expiresIn(CACHE_SECONDS.latest), ...CORS_HEADERS } });
 
   const routes: Array<[string, (c: Context) => Response | Promise<Response>]> = [
     // Without the slash, the relative timestep urls (`./resources?...`) would resolve one level up.
@@ -148,9 +109,8 @@ export function createApp(options: AppOptions): Hono {
       const names = c.req.queries("name");
       if (!names) {
         // The shared resources, and those of one run (the latest, or ?reftime=): never all runs at once.
-        const selected = selectRun(c, release);
-        const run = release.latest && !(selected instanceof Response) ? release.index.runs[selected.reftime] : undefined;
-        if (selected instanceof Response && release.latest) return selected;
+        const run = selectRun(release, c.req.queries("reftime"), base);
+        if (run && "kind" in run) return refuse(run);
         const runNames = run ? Object.keys((await source.runArtefacts(run)).resources) : [];
         return new Response(JSON.stringify([...Object.keys(release.index.resources), ...runNames]), {
           headers: { "content-type": "application/json;charset=UTF-8", "cache-control": `public, max-age=${CACHE_SECONDS.lists}`, ...CORS_HEADERS },
@@ -159,14 +119,12 @@ export function createApp(options: AppOptions): Hono {
       if (names.length > 1) return problemResponse(400, "give the name parameter once");
       const name = names[0]!;
       const missing = () => problemResponse(404, `no resource is named "${name.slice(0, 200)}"; ${base}/resources lists the names`);
-      // Allowlist lookups in the published lists: never a path join, so `../`, NUL or an absolute path cannot reach a file.
-      if (Object.hasOwn(release.index.resources, name)) return sendList(c, release.index.artefacts[release.index.resources[name]!]!, CACHE_SECONDS.resources);
-      const reftime = reftimeOfResource(name);
-      const run = reftime !== undefined && Object.hasOwn(release.index.runs, reftime) ? release.index.runs[reftime]! : undefined;
-      if (!run) return missing();
-      const list = await source.runArtefacts(run);
+      const located = locateResource(release, name);
+      if (!located) return missing();
+      if (located.kind === "shared") return sendList(c, located.artefact, CACHE_SECONDS.resources);
+      const list = await source.runArtefacts(located.run);
       if (!Object.hasOwn(list.resources, name)) return missing();
-      return send(c, list.artefacts[list.resources[name]!]!, run.modified, CACHE_SECONDS.resources);
+      return send(c, list.artefacts[list.resources[name]!]!, located.run.modified, CACHE_SECONDS.resources);
     }],
     [`${base}/healthz`, () => {
       const health = healthText(source, now());

@@ -122,13 +122,17 @@ export class ReleaseSource {
 
   /** The artefact list of a published run: from memory, else read once (run directories never change). */
   runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts> {
+    return this.cachedRunArtefacts(run) ?? this.#readRunArtefacts(run);
+  }
+
+  /** The artefact list of a published run when it is in memory, else undefined (nothing is read). */
+  cachedRunArtefacts(run: PublishedRun): RunArtefacts | undefined {
     const cached = this.#runLists.get(run.dir);
     if (cached) {
       this.#runLists.delete(run.dir);
       this.#runLists.set(run.dir, cached);
-      return cached;
     }
-    return this.#readRunArtefacts(run);
+    return cached;
   }
 
   async #readRunArtefacts(run: PublishedRun): Promise<RunArtefacts> {
@@ -144,6 +148,11 @@ export class ReleaseSource {
   /** The bytes of a stored body: from memory, else read once from disk (files never change once published). */
   body(stored: StoredBody): Buffer | Promise<Buffer> {
     return this.#bodies.get(stored.file) ?? this.#read(stored);
+  }
+
+  /** The bytes of a stored body when they are in memory, else undefined (nothing is read). */
+  cachedBody(stored: StoredBody): Buffer | undefined {
+    return this.#bodies.get(stored.file);
   }
 
   async #read(stored: StoredBody): Promise<Buffer> {

@@ -4,10 +4,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { serve, type ServerType } from "@hono/node-server";
-import { createApp } from "./app.ts";
+import { createServer, type Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import { createApp, productBase } from "./app.ts";
+import { createFastPath, type FastPath } from "./fastPath.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
+import { Representations } from "./representation.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -23,22 +26,34 @@ export interface ServeOptions {
 export interface RunningServer {
   url: string;
   source: ReleaseSource;
+  /** Requests answered by the fast path in front of the app. */
+  fastPath: FastPath;
   close(): Promise<void>;
 }
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   const source = await ReleaseSource.open({ distDir: options.distDir, log });
+  const representations = new Representations();
   const app = createApp({
     source,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     ...(options.removedVersions ? { removedVersions: options.removedVersions } : {}),
     termsOfService: await readFile(TERMS_OF_SERVICE),
     openapi: Buffer.from(JSON.stringify(openApiDocument(options.prefix ? { prefix: options.prefix } : {}))),
+    representations,
   });
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(started));
-    started.once("error", reject);
+  const fastPath = createFastPath({ source, base: productBase(options.prefix), representations });
+  const answerWithApp = getRequestListener(app.fetch);
+  const server: Server = createServer((req, res) => {
+    if (!fastPath(req, res)) void answerWithApp(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
@@ -46,11 +61,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   return {
     url,
     source,
+    fastPath,
     close: () =>
       new Promise<void>((resolve) => {
         source.close();
         server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.closeAllConnections();
       }),
   };
 }

@@ -1,0 +1,106 @@
+/**
+ * The hot GETs answered straight on `node:http`, in front of the Hono app: a run's JSON or PNG (`/`,
+ * `/.json`, `/.png`, with or without one plain `reftime`), the reftimes list, the changelog and
+ * `/resources?name=`, when what they need is already in memory. Hono's Request/Response round trip
+ * costs more than the rest of such an answer (docs/benchmarks.md, "Serving"); everything else, and
+ * anything unusual (encoded queries, errors, bodies not yet read), falls through to the app, which
+ * answers with the same selection and the same prepared headers.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Artefact } from "../contract/releaseIndex.ts";
+import type { ReleaseSource } from "./releaseSource.ts";
+import type { Representations } from "./representation.ts";
+import { CACHE_SECONDS, locateResource, selectModel, type ModelFormat } from "./select.ts";
+
+type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
+
+/** One parameter whose value needs no decoding; anything else is left to the app's full query parsing. */
+const PLAIN_QUERY = /^(reftime|name)=([A-Za-z0-9:._\/-]+)$/;
+
+export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { readonly answered: number };
+
+export function createFastPath(options: {
+  source: Pick<ReleaseSource, "current" | "cachedRunArtefacts" | "cachedBody">;
+  base: string;
+  representations: Representations;
+}): FastPath {
+  const { source, base, representations } = options;
+  const routes = new Map<string, Route>([
+    [`${base}/`, { kind: "model", format: "negotiate" }],
+    [`${base}/.json`, { kind: "model", format: "json" }],
+    [`${base}/.png`, { kind: "model", format: "png" }],
+    [`${base}/reftimes`, { kind: "list", list: "reftimes" }],
+    [`${base}/changelog`, { kind: "list", list: "changelog" }],
+    [`${base}/resources`, { kind: "resource" }],
+  ]);
+  let answered = 0;
+
+  /** Answers and returns true, or returns false having written nothing. */
+  function fastPath(req: IncomingMessage, res: ServerResponse): boolean {
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return false;
+    const url = req.url ?? "";
+    const queryAt = url.indexOf("?");
+    const route = routes.get(queryAt === -1 ? url : url.slice(0, queryAt));
+    if (route === undefined) return false;
+    let parameter: string | undefined;
+    if (queryAt !== -1) {
+      const match = PLAIN_QUERY.exec(url.slice(queryAt + 1));
+      if (match === null || match[1] !== (route.kind === "resource" ? "name" : route.kind === "model" ? "reftime" : undefined)) return false;
+      parameter = match[2];
+    }
+    const release = source.current;
+    if (release?.latest === undefined) return false;
+
+    let artefact: Artefact | undefined;
+    let modified: string;
+    let cacheSeconds: number;
+    let varyAccept = false;
+    if (route.kind === "model") {
+      const selected = selectModel(release, parameter === undefined ? undefined : [parameter], route.format, req.headers.accept, base);
+      if (selected.kind !== "run") return false;
+      artefact = source.cachedRunArtefacts(selected.run)?.artefacts[selected.key];
+      ({ cacheSeconds, varyAccept } = selected);
+      modified = selected.run.modified;
+    } else if (route.kind === "list") {
+      const list = release.index.artefacts[release.index.lists[route.list]]!;
+      artefact = list;
+      modified = list.modified;
+      cacheSeconds = CACHE_SECONDS.lists;
+    } else {
+      if (parameter === undefined) return false;
+      const located = locateResource(release, parameter);
+      if (located === undefined) return false;
+      if (located.kind === "shared") {
+        artefact = located.artefact;
+        modified = located.artefact.modified;
+      } else {
+        const list = source.cachedRunArtefacts(located.run);
+        const key = list !== undefined && Object.hasOwn(list.resources, parameter) ? list.resources[parameter] : undefined;
+        artefact = key === undefined ? undefined : list!.artefacts[key];
+        modified = located.run.modified;
+      }
+      cacheSeconds = CACHE_SECONDS.resources;
+    }
+    if (artefact === undefined) return false;
+
+    const chosen = representations.choose(artefact, modified, cacheSeconds, varyAccept, {
+      acceptEncoding: req.headers["accept-encoding"],
+      ifNoneMatch: req.headers["if-none-match"],
+      ifModifiedSince: req.headers["if-modified-since"],
+    });
+    if (chosen.status === 304) {
+      res.writeHead(304, chosen.headers);
+      res.end();
+    } else {
+      const body = source.cachedBody(chosen.stored);
+      if (body === undefined) return false;
+      res.writeHead(200, chosen.headers);
+      res.end(method === "HEAD" ? undefined : body);
+    }
+    answered++;
+    return true;
+  }
+
+  return Object.defineProperty(fastPath, "answered", { get: () => answered }) as FastPath;
+}

@@ -1,0 +1,118 @@
+/**
+ * Which stored body answers a request for an artefact (encoding by Accept-Encoding, 304 by the
+ * validators), and its response headers. Headers are prepared once per stored body and reused; at
+ * request time only Expires is filled in, memoised per second. The Hono routes and the node fast path
+ * both answer through this, so they send the same bytes.
+ */
+import type { Artefact, StoredBody } from "../contract/releaseIndex.ts";
+import { parseInstant } from "../time/instant.ts";
+import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, type Encoding } from "./http.ts";
+
+/** Browsers may read every answer (open data), and the validators a cache-aware viewer needs. */
+export const CORS_HEADERS = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "ETag, Retry-After, RateLimit, RateLimit-Policy",
+} as const;
+
+/** The request headers that decide the representation. */
+export interface RepresentationRequest {
+  acceptEncoding: string | undefined;
+  ifNoneMatch: string | undefined;
+  ifModifiedSince: string | undefined;
+}
+
+export interface Representation {
+  status: 200 | 304;
+  stored: StoredBody;
+  /** `[name, value, name, value, ...]` for `writeHead`: shared between requests, so use it before the next one. */
+  headers: string[];
+}
+
+interface Prepared {
+  ok: string[];
+  notModified: string[];
+  modifiedMs: number;
+}
+
+/** Index of the Expires value in every prepared header list (after etag, last-modified, cache-control). */
+const EXPIRES_AT = 7;
+/** Distinct Accept-Encoding values remembered; real clients send a handful. */
+const MAX_REMEMBERED_ACCEPT_ENCODINGS = 256;
+
+export class Representations {
+  readonly #prepared = new WeakMap<StoredBody, Map<string, Prepared>>();
+  readonly #acceptedEncodings = new Map<string, { br: boolean; gzip: boolean }>();
+  readonly #expires = new Map<number, string>();
+  #expiresSecond = Number.NaN;
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  choose(artefact: Artefact, modified: string, cacheSeconds: number, varyAccept: boolean, request: RepresentationRequest): Representation {
+    const encoding = this.#encoding(request.acceptEncoding, artefact);
+    const stored = encoding === "br" ? artefact.br! : encoding === "gzip" ? artefact.gzip! : artefact.identity;
+    const prepared = this.#prepare(artefact, stored, encoding, modified, cacheSeconds, varyAccept);
+    const notModified =
+      request.ifNoneMatch !== undefined
+        ? noneMatchHits(request.ifNoneMatch, stored.etag)
+        : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, prepared.modifiedMs);
+    const headers = notModified ? prepared.notModified : prepared.ok;
+    headers[EXPIRES_AT] = this.#expiresIn(cacheSeconds);
+    return { status: notModified ? 304 : 200, stored, headers };
+  }
+
+  /** `Expires` for a response that may be reused `cacheSeconds` from now. */
+  expiresIn(cacheSeconds: number): string {
+    return this.#expiresIn(cacheSeconds);
+  }
+
+  #encoding(acceptEncoding: string | undefined, artefact: Artefact): Encoding {
+    if (!acceptEncoding || (artefact.br === undefined && artefact.gzip === undefined)) return "identity";
+    let accepted = this.#acceptedEncodings.get(acceptEncoding);
+    if (accepted === undefined) {
+      accepted = { br: chooseEncoding(acceptEncoding, { br: true, gzip: false }) === "br", gzip: chooseEncoding(acceptEncoding, { br: false, gzip: true }) === "gzip" };
+      if (this.#acceptedEncodings.size >= MAX_REMEMBERED_ACCEPT_ENCODINGS) this.#acceptedEncodings.clear();
+      this.#acceptedEncodings.set(acceptEncoding, accepted);
+    }
+    if (artefact.br !== undefined && accepted.br) return "br";
+    if (artefact.gzip !== undefined && accepted.gzip) return "gzip";
+    return "identity";
+  }
+
+  #prepare(artefact: Artefact, stored: StoredBody, encoding: Encoding, modified: string, cacheSeconds: number, varyAccept: boolean): Prepared {
+    let variants = this.#prepared.get(stored);
+    if (variants === undefined) this.#prepared.set(stored, (variants = new Map()));
+    const key = `${modified} ${cacheSeconds} ${varyAccept}`;
+    let prepared = variants.get(key);
+    if (prepared === undefined) {
+      const modifiedMs = parseInstant(modified);
+      if (modifiedMs === undefined) throw new Error(`Internal error: modification time "${modified}" of ${stored.file} is not an instant`);
+      const common = [
+        "etag", stored.etag,
+        "last-modified", formatHttpDate(modifiedMs),
+        "cache-control", `public, max-age=${cacheSeconds}`,
+        "expires", "",
+        "vary", varyAccept ? "Accept, Accept-Encoding" : "Accept-Encoding",
+        ...Object.entries(CORS_HEADERS).flat(),
+      ];
+      const content = ["content-type", artefact.contentType, "content-length", String(stored.size), ...(encoding === "identity" ? [] : ["content-encoding", encoding])];
+      prepared = { ok: [...common, ...content], notModified: common, modifiedMs };
+      variants.set(key, prepared);
+    }
+    return prepared;
+  }
+
+  #expiresIn(cacheSeconds: number): string {
+    const nowMs = this.#now();
+    const second = Math.floor(nowMs / 1000);
+    if (second !== this.#expiresSecond) {
+      this.#expires.clear();
+      this.#expiresSecond = second;
+    }
+    let expires = this.#expires.get(cacheSeconds);
+    if (expires === undefined) this.#expires.set(cacheSeconds, (expires = formatHttpDate(second * 1000 + cacheSeconds * 1000)));
+    return expires;
+  }
+}
