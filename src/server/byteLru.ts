@@ -4,6 +4,7 @@
  */
 export class ByteLru {
   readonly #entries = new Map<string, Buffer>();
+  #lastKey: string | undefined;
   #bytes = 0;
 
   constructor(readonly maxBytes: number) {
@@ -12,7 +13,9 @@ export class ByteLru {
 
   get(key: string): Buffer | undefined {
     const value = this.#entries.get(key);
-    if (value !== undefined) {
+    // Re-inserted on use, unless it is the last key used (a hot body asked for again and again).
+    if (value !== undefined && key !== this.#lastKey) {
+      this.#lastKey = key;
       this.#entries.delete(key);
       this.#entries.set(key, value);
     }
@@ -25,8 +28,10 @@ export class ByteLru {
       this.#bytes -= old.length;
       this.#entries.delete(key);
     }
+    if (key === this.#lastKey) this.#lastKey = undefined;
     if (value.length > this.maxBytes) return; // larger than the whole budget: served from disk each time
     this.#entries.set(key, value);
+    this.#lastKey = key; // the newest entry is the last one
     this.#bytes += value.length;
     for (const [oldest, buffer] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;

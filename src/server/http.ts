@@ -52,6 +52,7 @@ export function prefersPng(accept: string | undefined): boolean {
  * (`W/` prefixes ignored); `*` matches any current representation.
  */
 export function noneMatchHits(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === etag) return true; // what nearly every revalidating client sends
   const opaque = etag.replace(/^W\//, "");
   if (ifNoneMatch.trim() === "*") return true;
   return (ifNoneMatch.match(/(?:W\/)?"[^"]*"/g) ?? []).some((candidate) => candidate.replace(/^W\//, "") === opaque);

@@ -43,6 +43,7 @@ export class ReleaseSource {
   readonly #bodies: ByteLru;
   /** Artefact lists of runs by directory (immutable, so shared across releases), most recent last. */
   readonly #runLists = new Map<string, RunArtefacts>();
+  #lastRunDir: string | undefined;
   readonly #distDir: string;
   readonly #log: (line: string) => void;
 
@@ -128,7 +129,9 @@ export class ReleaseSource {
   /** The artefact list of a published run when it is in memory, else undefined (nothing is read). */
   cachedRunArtefacts(run: PublishedRun): RunArtefacts | undefined {
     const cached = this.#runLists.get(run.dir);
-    if (cached) {
+    // Moved to the end on use (least recently used first), unless it was the last one used.
+    if (cached && run.dir !== this.#lastRunDir) {
+      this.#lastRunDir = run.dir;
       this.#runLists.delete(run.dir);
       this.#runLists.set(run.dir, cached);
     }
@@ -137,7 +140,9 @@ export class ReleaseSource {
 
   async #readRunArtefacts(run: PublishedRun): Promise<RunArtefacts> {
     const list = RunArtefacts.parse(JSON.parse(await readFile(path.join(this.#distDir, run.dir, RUN_ARTEFACTS_FILE), "utf8")));
+    this.#runLists.delete(run.dir);
     this.#runLists.set(run.dir, list);
+    this.#lastRunDir = run.dir;
     for (const oldest of this.#runLists.keys()) {
       if (this.#runLists.size <= MAX_RUN_LISTS) break;
       this.#runLists.delete(oldest);

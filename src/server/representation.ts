@@ -29,6 +29,7 @@ export interface Representation {
 }
 
 interface Prepared {
+  modified: string;
   ok: string[];
   notModified: string[];
   modifiedMs: number;
@@ -40,7 +41,8 @@ const EXPIRES_AT = 7;
 const MAX_REMEMBERED_ACCEPT_ENCODINGS = 256;
 
 export class Representations {
-  readonly #prepared = new WeakMap<StoredBody, Map<string, Prepared>>();
+  /** Per stored body, per (cache seconds, vary): numbers, so a lookup allocates nothing. */
+  readonly #prepared = new WeakMap<StoredBody, Map<number, Prepared>>();
   readonly #acceptedEncodings = new Map<string, { br: boolean; gzip: boolean }>();
   readonly #expires = new Map<number, string>();
   #expiresSecond = Number.NaN;
@@ -84,9 +86,10 @@ export class Representations {
   #prepare(artefact: Artefact, stored: StoredBody, encoding: Encoding, modified: string, cacheSeconds: number, varyAccept: boolean): Prepared {
     let variants = this.#prepared.get(stored);
     if (variants === undefined) this.#prepared.set(stored, (variants = new Map()));
-    const key = `${modified} ${cacheSeconds} ${varyAccept}`;
+    const key = cacheSeconds * 2 + (varyAccept ? 1 : 0);
     let prepared = variants.get(key);
-    if (prepared === undefined) {
+    // A stored body belongs to one run directory, so its modification time does not change in practice.
+    if (prepared === undefined || prepared.modified !== modified) {
       const modifiedMs = parseInstant(modified);
       if (modifiedMs === undefined) throw new Error(`Internal error: modification time "${modified}" of ${stored.file} is not an instant`);
       const common = [
@@ -98,7 +101,7 @@ export class Representations {
         ...Object.entries(CORS_HEADERS).flat(),
       ];
       const content = ["content-type", artefact.contentType, "content-length", String(stored.size), ...(encoding === "identity" ? [] : ["content-encoding", encoding])];
-      prepared = { ok: [...common, ...content], notModified: common, modifiedMs };
+      prepared = { modified, ok: [...common, ...content], notModified: common, modifiedMs };
       variants.set(key, prepared);
     }
     return prepared;

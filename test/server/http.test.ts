@@ -285,6 +285,18 @@ describe("ByteLru", () => {
     expect(lru.size).toBe(3);
   });
 
+  it("keeps the order right when the same entry is read again after others were stored", () => {
+    const lru = new ByteLru(6);
+    lru.set("a", bytes(3));
+    lru.get("a");
+    lru.set("b", bytes(3));
+    lru.get("a"); // a is used after b was stored: b is now the least recently used
+    lru.set("c", bytes(3));
+    expect(lru.get("b")).toBeUndefined();
+    expect(lru.get("a")).toBeDefined();
+    expect(lru.get("c")).toBeDefined();
+  });
+
   it("counts a get as a use: the entry read last is evicted last", () => {
     const lru = new ByteLru(9);
     lru.set("a", bytes(3));
