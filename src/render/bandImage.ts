@@ -9,6 +9,7 @@ import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
 import { formatInstant } from "./style.ts";
+import { encodePng } from "./png.ts";
 
 export interface BandImageInput {
   type: RunType;
@@ -51,7 +52,7 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const layout = bandImageLayout(input);
   const name = input.volcano?.name ?? "Volcanic ash";
-  const { canvas, ctx } = startImage(
+  const { ctx } = startImage(
     layout,
     input.type,
     `${name} · ${input.band.label} · ${formatInstant(input.time)}`,
@@ -62,6 +63,6 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const base = getBaseMap(input.box, panel.w, panel.h);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds);
-  // Encoded on libuv's thread pool: several images are encoded while the next ones are drawn.
-  return canvas.encode("png");
+  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
+  return encodePng(ctx, layout.width, layout.height);
 }

@@ -9,6 +9,7 @@ import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
 import { formatInstant } from "./style.ts";
+import { encodePng } from "./png.ts";
 
 export interface RunMapInput {
   type: RunType;
@@ -54,7 +55,7 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
   const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, bandCount: bands.length });
   const name = input.volcano?.name ?? "Volcanic ash";
-  const { canvas, ctx } = startImage(
+  const { ctx } = startImage(
     layout,
     input.type,
     `${name} · volcanic ash forecast, maximum over the run`,
@@ -69,6 +70,6 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds);
-  // Encoded on libuv's thread pool: several images are encoded while the next ones are drawn.
-  return canvas.encode("png");
+  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
+  return encodePng(ctx, layout.width, layout.height);
 }
