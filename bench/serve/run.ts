@@ -43,6 +43,7 @@ import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_BODY_CACHE_BYTES } from "../../src/server/releaseSource.ts";
 import { formatSummary, summariseFile, type ProfileSummary } from "./profile.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -58,6 +59,7 @@ const NOTES_END = "<!-- serve-notes:end -->";
 const UA = "bench/1 ops@example.org";
 const PRODUCT = "/volcanicashforecast/0.1";
 const INSTALL = "apt-get update && apt-get install -y nginx-light wrk";
+const CACHE_MB = DEFAULT_BODY_CACHE_BYTES / 1024 / 1024;
 const TARGETS = { ratio200: 0.5, ratio304: 0.45, p99Ms: 5, rssMb: 250 } as const;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
@@ -980,10 +982,10 @@ function readingMarkdown(t: ThroughputResult | undefined, r: RssResult | undefin
   if (r) {
     lines.push(
       `- Memory: ${r.runs} runs (index.json ${(r.indexBytes / 1024).toFixed(0)} KB) cost ${mb(r.afterStart.rss)} MB RSS after start; ` +
-        `${r.requests} requests (every reftime in identity, gzip and br, and every KML of the newest ${r.kmlRuns} runs, ${(r.bodyBytes / 1024 / 1024).toFixed(1)} MB of bodies, under the 128 MB body cache) ` +
+        `${r.requests} requests (every reftime in identity, gzip and br, and every KML of the newest ${r.kmlRuns} runs, ${(r.bodyBytes / 1024 / 1024).toFixed(1)} MB of bodies, under the ${CACHE_MB} MB body cache) ` +
         `bring it to ${mb(r.afterWarm.rss)} MB, a second pass to ${mb(r.afterSecondWarm.rss)} MB, and ${r.loadSeconds} s of wrk at c=32 to ${mb(r.afterLoad.rss)} MB (peak VmHWM ${mb(r.afterLoad.hwm)} MB). ` +
-        `The generated runs are small (the \`new-run\` template), so the body cache holds little here; it is bounded at 128 MB (src/server/releaseSource.ts), ` +
-        `so with full-size runs the worst case is about ${mb(r.afterLoad.rss)} + 128 MB plus Buffer overhead: ${r.afterLoad.rss + 128 > TARGETS.rssMb ? `over the ${TARGETS.rssMb} MB target unless that cap is lowered` : `still under the ${TARGETS.rssMb} MB target`}.`,
+        `The generated runs are small (the \`new-run\` template), so the body cache holds little here; it is bounded at ${CACHE_MB} MB (src/server/releaseSource.ts), ` +
+        `so with full-size runs the worst case is about ${mb(r.afterLoad.rss)} + ${CACHE_MB} MB plus Buffer overhead: ${r.afterLoad.rss + CACHE_MB > TARGETS.rssMb ? `over the ${TARGETS.rssMb} MB target unless that cap is lowered` : `still under the ${TARGETS.rssMb} MB target`}.`,
     );
   }
   return lines.join("\n");

@@ -1,6 +1,6 @@
 /**
- * PNG encoding of a drawn canvas: its pixels as 8-bit RGB (RGBA when any pixel is not opaque), rows
- * unfiltered, deflated at zlib level 3 on the thread pool. Skia's encoder (`canvas.encode("png")`)
+ * PNG encoding of a drawn canvas: its pixels as 8-bit RGBA, rows unfiltered, deflated at zlib level 3
+ * on the thread pool. Skia's encoder (`canvas.encode("png")`)
  * takes about three times as long for these maps and writes larger files (docs/benchmarks.md, "Publishing
  * a full-size model run"): flat colour areas compress well without filters. Same pixels, same bytes.
  */
@@ -9,7 +9,6 @@ import { crc32, deflate } from "node:zlib";
 
 const deflateAsync = promisify(deflate);
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const COLOUR_TYPE = { rgb: 2, rgba: 6 } as const;
 
 /** What the encoder needs of a canvas: @napi-rs/canvas's SKRSContext2D fits. */
 export interface PixelSource {
@@ -26,35 +25,18 @@ export async function encodeRgbaPng(rgba: Uint8Array | Uint8ClampedArray, width:
   if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0 || rgba.length !== width * height * 4) {
     throw new Error(`Internal error: encodeRgbaPng got ${rgba.length} bytes for ${width} × ${height} pixels`);
   }
-  let opaque = true;
-  for (let i = 3; i < rgba.length; i += 4) {
-    if (rgba[i] !== 255) {
-      opaque = false;
-      break;
-    }
-  }
-  const channels = opaque ? 3 : 4;
-  const stride = width * channels + 1;
+  // Rows are copied whole (a memcpy each), never pixel by pixel: this part runs on the main thread.
+  const stride = width * 4 + 1;
   const raw = Buffer.allocUnsafe(stride * height);
   for (let y = 0; y < height; y++) {
-    let out = y * stride;
-    raw[out++] = 0; // filter: none
-    let at = y * width * 4;
-    if (opaque) {
-      for (let x = 0; x < width; x++, at += 4) {
-        raw[out++] = rgba[at]!;
-        raw[out++] = rgba[at + 1]!;
-        raw[out++] = rgba[at + 2]!;
-      }
-    } else {
-      raw.set(rgba.subarray(at, at + width * 4), out);
-    }
+    raw[y * stride] = 0; // filter: none
+    raw.set(rgba.subarray(y * width * 4, (y + 1) * width * 4), y * stride + 1);
   }
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bits per channel
-  header[9] = opaque ? COLOUR_TYPE.rgb : COLOUR_TYPE.rgba;
+  header[9] = 6; // truecolour with alpha
   // compression, filter method and interlace: 0 (the only ones defined, no interlace)
   const compressed = await deflateAsync(raw, { level: 3 });
   return Buffer.concat([SIGNATURE, chunk("IHDR", header), chunk("IDAT", compressed), chunk("IEND", Buffer.alloc(0))]);

@@ -12,6 +12,9 @@ import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefact
 import { parseInstant } from "../time/instant.ts";
 import { ByteLru } from "./byteLru.ts";
 
+/** Artefact bodies kept in memory by default: the hot runs' JSON, maps and KML, with room to spare under 250 MB of RSS. */
+export const DEFAULT_BODY_CACHE_BYTES = 64 * 1024 * 1024;
+
 /** Run artefact lists kept in memory: the runs clients are browsing, not all 1,000. */
 const MAX_RUN_LISTS = 256;
 
@@ -49,7 +52,7 @@ export class ReleaseSource {
 
   private constructor(options: ReleaseSourceOptions) {
     this.#distDir = path.resolve(options.distDir);
-    this.#bodies = new ByteLru(options.cacheBytes ?? 64 * 1024 * 1024);
+    this.#bodies = new ByteLru(options.cacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
     this.#log = options.log ?? (() => {});
   }
 
