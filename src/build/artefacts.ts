@@ -46,6 +46,19 @@ function brotliQuality(draft: ArtefactDraft): number {
 export async function writeArtefacts(dir: string, dirFromDist: string, drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
   const entries = await Promise.all(
     drafts.map(async (draft): Promise<[string, Artefact]> => {
+      // Compression starts first, on the thread pool, while this thread writes and hashes.
+      const compressed = draft.contentType.startsWith("image/")
+        ? undefined
+        : Promise.all([
+            gzipAsync(draft.body, { level: 9 }),
+            brotliAsync(draft.body, {
+              params: {
+                [zlibConstants.BROTLI_PARAM_QUALITY]: brotliQuality(draft),
+                [zlibConstants.BROTLI_PARAM_SIZE_HINT]: draft.body.length,
+              },
+            }),
+          ]);
+      compressed?.catch(() => {}); // awaited below; this only keeps a failed write from leaving it unobserved
       const target = path.join(dir, draft.file);
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, draft.body);
@@ -54,16 +67,8 @@ export async function writeArtefacts(dir: string, dirFromDist: string, drafts: r
       const tag = digest.toString("base64url").slice(0, 27);
       const file = path.posix.join(dirFromDist, draft.file);
       const entry: Artefact = { contentType: draft.contentType, sha256, identity: { file, size: draft.body.length, etag: `"${tag}"` } };
-      if (!draft.contentType.startsWith("image/")) {
-        const [gz, br] = await Promise.all([
-          gzipAsync(draft.body, { level: 9 }),
-          brotliAsync(draft.body, {
-            params: {
-              [zlibConstants.BROTLI_PARAM_QUALITY]: brotliQuality(draft),
-              [zlibConstants.BROTLI_PARAM_SIZE_HINT]: draft.body.length,
-            },
-          }),
-        ]);
+      if (compressed) {
+        const [gz, br] = await compressed;
         // A variant that saves nothing is not worth a header dance.
         if (gz.length < draft.body.length) {
           await writeFile(`${target}.gz`, gz);

@@ -14,7 +14,7 @@ import { UserError } from "../errors.ts";
 import { compactInstant, formatInstant, parseInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { resourceKey, runPngKey } from "./artefactNames.ts";
-import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
+import { BUILD_STATE_FORMAT, emptyState, encodeState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
 import { MAX_CHANGELOG_EVENTS, publishedEvent, renderChangelog, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
 import {
   RELEASES_DIR,
@@ -201,17 +201,6 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     volcanoes,
   ];
   report.durationMs = Math.round(performance.now() - started);
-  const written = await writeArtefacts(staged.dir, releaseFromDist, [
-    ...drafts,
-    { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) },
-  ]);
-  // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
-  const previousLists = previous?.index.artefacts ?? {};
-  const artefacts: Record<string, ListArtefact> = {};
-  for (const [key, artefact] of Object.entries(written)) {
-    const before = previousLists[key];
-    artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : laterThan(before?.modified, now) };
-  }
   const indexRuns: ReleaseIndex["runs"] = {};
   for (const reftime of [...reftimes].reverse()) {
     const build = decision.byReftime.get(reftime)!;
@@ -230,7 +219,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     };
   }
   const state: BuildState = {
-    format: prevState.format,
+    format: BUILD_STATE_FORMAT,
     pipeline,
     files,
     runs,
@@ -239,8 +228,19 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     digest,
     publicUrl: options.publicUrl,
   };
-  await writeFile(path.join(staged.dir, STATE_FILE), `${JSON.stringify(state)}\n`);
-  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(runDirsUsed(indexRuns, state)));
+  // The lists are compressed on the thread pool while this thread serialises the state.
+  const [written] = await Promise.all([
+    writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) }]),
+    writeFile(path.join(staged.dir, STATE_FILE), encodeState(state)),
+    writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(runDirsUsed(indexRuns, state))),
+  ]);
+  // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
+  const previousLists = previous?.index.artefacts ?? {};
+  const artefacts: Record<string, ListArtefact> = {};
+  for (const [key, artefact] of Object.entries(written)) {
+    const before = previousLists[key];
+    artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : laterThan(before?.modified, now) };
+  }
   const index: ReleaseIndex = {
     format: RELEASE_INDEX_FORMAT,
     release: releaseId,

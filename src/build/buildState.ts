@@ -7,7 +7,7 @@ import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
 
-export const BUILD_STATE_FORMAT = 2;
+export const BUILD_STATE_FORMAT = 3;
 
 /**
  * A valid build of one run folder: enough to publish it again without reading it. Its artefact list is
@@ -64,4 +64,36 @@ export type BuildState = z.infer<typeof BuildState>;
 
 export function emptyState(pipeline: string): BuildState {
   return { format: BUILD_STATE_FORMAT, pipeline, files: {}, runs: {}, published: {}, events: [] };
+}
+
+/**
+ * state.json on disk: a served run's last good build is its current build (the same object), written
+ * once, as `"lastGood": "current"`, so the file holds each build once.
+ */
+const StoredRunState = RunState.extend({ lastGood: z.union([RunBuild, z.literal("current")]).optional() });
+const StoredBuildState = BuildState.extend({ runs: z.record(z.string(), StoredRunState) });
+
+export function encodeState(state: BuildState): string {
+  const runs: Record<string, z.infer<typeof StoredRunState>> = {};
+  for (const [folder, run] of Object.entries(state.runs)) runs[folder] = run.lastGood !== undefined && run.lastGood === run.current ? { ...run, lastGood: "current" } : run;
+  return `${JSON.stringify({ ...state, runs })}\n`;
+}
+
+/** The state of state.json, or undefined when it is not one this version wrote (a full rebuild follows). */
+export function decodeState(text: string): BuildState | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = StoredBuildState.safeParse(json);
+  if (!parsed.success) return undefined;
+  const runs: Record<string, RunState> = {};
+  for (const [folder, run] of Object.entries(parsed.data.runs)) {
+    if (run.lastGood !== "current") runs[folder] = run as RunState;
+    else if (run.current) runs[folder] = { ...run, lastGood: run.current };
+    else return undefined; // "current" without a current build: not a file this version wrote
+  }
+  return { ...parsed.data, runs };
 }

@@ -14,7 +14,7 @@ import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
-import { BuildState } from "./buildState.ts";
+import { decodeState, type BuildState } from "./buildState.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
@@ -135,8 +135,7 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
   try {
     const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
     const stateText = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
-    const parsedState = stateText === undefined ? undefined : BuildState.safeParse(JSON.parse(stateText));
-    return { id: path.basename(releaseDir), index, state: parsedState?.success ? parsedState.data : undefined };
+    return { id: path.basename(releaseDir), index, state: stateText === undefined ? undefined : decodeState(stateText) };
   } catch {
     return undefined;
   }
