@@ -24,6 +24,7 @@
  *
  *   node --import h5wasm/node --import tsx bench/build/run.ts [--repeats 3] [--gdal-repeats 5] [--skip-gdal-all] [--skip-contended] [--no-write] [--regenerate] [--keep]
  */
+import { brotliQuality } from "../../src/build/artefacts.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -487,7 +488,7 @@ const brotli = (body: Buffer, quality: number) =>
   brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } });
 const compress = { gzip9: 0, brotliAsBuilt: 0, gzip6: 0, brotli5: 0, bytesGzip9: 0, bytesBrotliAsBuilt: 0, bytesGzip6: 0, bytesBrotli5: 0, best: 0, identity: sum(texts.map((d) => d.body.length)) };
 for (const d of texts) {
-  const quality = d.body.length < 32 * 1024 ? 11 : 9;
+  const quality = brotliQuality(d);
   if (quality === 11) compress.best++;
   compress.gzip9 += timeSync(() => (compress.bytesGzip9 += gzipSync(d.body, { level: 9 }).length));
   compress.brotliAsBuilt += timeSync(() => (compress.bytesBrotliAsBuilt += brotli(d.body, quality).length));
@@ -801,11 +802,11 @@ detail.push(`| \`contourBands\` of the 3 running maxima | ${s2(maxContourMs)} | 
 detail.push(`| run PNG (\`renderRunMap\`, base map drawn afresh) | ${s2(runPngMs)} | ${f0(runPngMs)} | |`);
 detail.push(`| band images: drawing (main thread), 216 | ${s2(sum(drawMs))} | ${f1(median(drawMs))} median (first ${f0(drawMs[0]!)}: base map) | |`);
 detail.push(`| band images: PNG encoding (thread pool, awaited one at a time) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB, ${f0(sum(pngBytes) / pngBytes.length / 1024)} KB each |`);
-detail.push(`| PNG alternatives, ${sample.length} of the band images: Skia's encoder, as built | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f0(median(alt.skiaBytes) / 1024)} KB median |`);
+detail.push(`| PNG alternatives, ${sample.length} of the band images: Skia's encoder (before src/render/png.ts) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f0(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … the whole image (draw + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f0(median(alt.w600Bytes) / 1024)} KB median |`);
 detail.push(`| … the same pixels: \`getImageData\` + RGBA PNG, filter none, zlib level 3 | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f0(median(alt.zlibBytes) / 1024)} KB median |`);
 detail.push(`| gzip level 9 of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
-detail.push(`| brotli as built (quality 11 below 32 KB: ${compress.best} bodies; 9 above) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
+detail.push(`| brotli as built (quality 11 for JSON below 32 KB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
 detail.push(`| for comparison: gzip level 6 | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
 detail.push(`| for comparison: brotli quality 5 | ${s2(compress.brotli5)} | ${f1(compress.brotli5 / texts.length)} | → ${mb(compress.bytesBrotli5)} MB |`);
 const detailTable = detail.join("\n");
@@ -917,21 +918,16 @@ if (!flags["no-write"]) {
     `- Where the time goes: reading and contouring ${s1(stageOf("read").wallMs)} s on the main thread (HDF5 reads ${s1(readTotals.raw)} s, unit conversion`,
     `  ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw))} s, running maximum ${s1(readTotals.max)} s, \`contourBands\` only ${s1(readTotals.contour + maxContourMs)} s); maps ${s1(stageOf("maps").wallMs)} s, of which PNG`,
     `  encoding is ${s1(sum(encodeMs))} s of CPU (${f0(median(encodeMs))} ms per 800-px image, ${f0(sum(pngBytes) / pngBytes.length / 1024)} KB each) against ${s1(sum(drawMs))} s of drawing; writing`,
-    `  ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s), nearly all brotli at quality 11 on the ${compress.best} small KML bodies (${s1(compress.brotliAsBuilt)} s one at a time, for`,
-    `  ${mb(compress.bytesBrotliAsBuilt)} MB where quality 5 gives ${mb(compress.bytesBrotli5)} MB in ${s1(compress.brotli5)} s). PNG encoding and brotli alone are ${s1(sum(encodeMs) + compress.brotliAsBuilt)} s of the ${f1(cpuS)} s of CPU.`,
-    `- What would give the target a real margin (and keep it on a shared machine), largest gain first; estimates from the rows above, nothing changed yet:`,
-    `  1. Encode the band images without Skia's PNG encoder: \`getImageData\` + RGBA rows + zlib level 3 on the thread pool costs`,
-    `     ${f1(median(alt.zlibMs))} ms against ${f1(median(alt.skiaMs))} ms per image and is smaller (${f0(median(alt.zlibBytes) / 1024)} vs ${f0(median(alt.skiaBytes) / 1024)} KB): ≈ ${s1(pngBytes.length * (median(alt.skiaMs) - median(alt.zlibMs)))} s of CPU less`,
-    `     (src/render/bandImage.ts, \`return canvas.encode("png")\`; the same for the run PNG in runMap.ts; the PNG bytes change, so bump`,
-    `     PIPELINE_VERSION). Alternatively 600-px images: ${f1(median(alt.w600Ms))} ms each (draw + encode) against ${f1(fullMsW800)} ms.`,
-    `  2. Brotli quality 11 only for the run JSON, quality 5 for KML and other large-count bodies (src/build/artefacts.ts, the`,
-    `     \`BROTLI_PARAM_QUALITY\` line): ≈ ${s1(compress.brotliAsBuilt - compress.brotli5)} s of CPU less for ${f0((compress.bytesBrotli5 - compress.bytesBrotliAsBuilt) / 1024)} KB more on disk in all.`,
-    `  3. Overlap the single-threaded read + contour (${s1(stageOf("read").wallMs)} s, 1 core) with the image rendering: render each band's images`,
+    `  ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s); brotli as built takes ${s1(compress.brotliAsBuilt)} s of CPU for ${compress.best} JSON bod${compress.best === 1 ? "y" : "ies"} at quality 11 and the rest at 5.`,
+    `- Done since the first measurement (11.7 s, 20.0 s of CPU on 23 Nov 2026): PNGs are encoded by src/render/png.ts (\`getImageData\`, RGBA rows, zlib level 3`,
+    `  on the thread pool) instead of Skia's encoder (${f1(median(alt.skiaMs))} ms per image here, ${f0(median(alt.skiaBytes) / 1024)} KB); brotli quality 11 is kept for small JSON and KML gets quality 5.`,
+    `- What would give the target more margin (and keep it on a shared machine), largest gain first; estimates from the rows above:`,
+    `  1. Overlap the single-threaded read + contour (${s1(stageOf("read").wallMs)} s, 1 core) with the image rendering: render each band's images`,
     `     as soon as the band is contoured, or contour the bands in worker threads (src/build/readers/modelOutput.ts, the loop over`,
     `     \`output.variables\` in \`analyse\`): up to ≈ ${s1(stageOf("read").wallMs / 2)} s of wall on an idle 2-core machine, no CPU saved.`,
-    `  4. Fuse the unit conversion and the running maximum into one tight loop over a Float32Array (openModelOutput.ts \`toMgPerM3\`,`,
+    `  2. Fuse the unit conversion and the running maximum into one tight loop over a Float32Array (openModelOutput.ts \`toMgPerM3\`,`,
     `     modelOutput.ts \`analyse\`): ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw) + readTotals.max)} s today, a fraction of that after.`,
-    `  5. Start-up: ${s1(startup)} s to start Node, load h5wasm and transpile the sources with tsx on every build; precompiled JavaScript would`,
+    `  3. Start-up: ${s1(startup)} s to start Node, load h5wasm and transpile the sources with tsx on every build; precompiled JavaScript would`,
     `     save most of the transpiling share.`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,
     picks.length
