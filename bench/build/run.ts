@@ -44,6 +44,7 @@ import { validateRun } from "../../src/build/validateRun.ts";
 import { boxAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
 import { polygonArea } from "../../src/geo/rings.ts";
 import type { Position, ThresholdBand } from "../../src/geo/types.ts";
+import { rasterise } from "../contour/rasterise.ts";
 import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import { openNetcdf4 } from "../../src/model/netcdf4.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
@@ -577,38 +578,6 @@ const gdalAreaAtOrAbove = (features: GdalFeature[], t: number): number =>
     .reduce((s, f) => s + f.polygons.reduce((u, p) => u + Math.abs(planar(p[0]!)) - p.slice(1).reduce((v, h) => v + Math.abs(planar(h)), 0), 0), 0);
 const oursAreaAtOrAbove = (bands: ThresholdBand[], from: number): number => bands.slice(from).reduce((s, b) => s + b.polygons.reduce((t, p) => t + polygonArea(p), 0), 0);
 
-/** Even-odd scanline rasterisation of rings at `step` cells; sample centres at (i + 0.5) * step - 0.5. */
-function rasterise(rings: Position[][], step: number): Uint8Array {
-  const w = Math.ceil(grid.nx / step);
-  const h = Math.ceil(grid.ny / step);
-  const mask = new Uint8Array(w * h);
-  const byRow: number[][] = Array.from({ length: h }, () => []);
-  for (const ring of rings) {
-    for (let i = 1; i < ring.length; i++) {
-      const [x0, y0] = ring[i - 1]!;
-      const [x1, y1] = ring[i]!;
-      if (y0 === y1) continue;
-      const lo = Math.min(y0, y1);
-      const hi = Math.max(y0, y1);
-      const r0 = Math.max(0, Math.ceil((lo + 0.5) / step - 0.5));
-      const r1 = Math.min(h - 1, Math.floor((hi + 0.5) / step - 0.5));
-      for (let r = r0; r <= r1; r++) {
-        const y = (r + 0.5) * step - 0.5;
-        if (y < lo || y >= hi) continue;
-        byRow[r]!.push(x0 + ((y - y0) / (y1 - y0)) * (x1 - x0));
-      }
-    }
-  }
-  byRow.forEach((xs, r) => {
-    xs.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < xs.length; k += 2) {
-      const c0 = Math.max(0, Math.ceil((xs[k]! + 0.5) / step - 0.5));
-      const c1 = Math.min(w - 1, Math.floor((xs[k + 1]! + 0.5) / step - 0.5));
-      for (let c = c0; c <= c1; c++) mask[r * w + c] = 1;
-    }
-  });
-  return mask;
-}
 const union = (masks: Uint8Array[], size: number): Uint8Array => masks.reduce((acc, m) => acc.map((v, i) => v | m[i]!), new Uint8Array(size));
 function iou(a: Uint8Array, b: Uint8Array): number {
   let both = 0;
@@ -690,8 +659,8 @@ if (GDAL) {
     const oursGrid = contourBands(fields[k]!, grid.nx, grid.ny, THRESHOLDS, identity);
     const rawGrid = contourBands(fields[k]!, grid.nx, grid.ny, THRESHOLDS, identity, { simplifyCells: 0 });
     pick.areas = THRESHOLDS.map((t, i) => {
-      const oursMask = union(oursGrid.slice(i).map((b) => rasterise(b.polygons.flatMap((p) => [p.outer, ...p.holes]), STEP)), MASK_SIZE);
-      const gdalMask = union(gdal.features.filter((f) => f.lower >= t - 1e-9).map((f) => rasterise(f.rings, STEP)), MASK_SIZE);
+      const oursMask = union(oursGrid.slice(i).map((b) => rasterise(b.polygons.flatMap((p) => [p.outer, ...p.holes]), STEP, grid.nx, grid.ny)), MASK_SIZE);
+      const gdalMask = union(gdal.features.filter((f) => f.lower >= t - 1e-9).map((f) => rasterise(f.rings, STEP, grid.nx, grid.ny)), MASK_SIZE);
       let cells = 0;
       for (const v of fields[k]!) if (v >= t) cells++;
       return { t, cells, ours: oursAreaAtOrAbove(oursGrid, i), raw: oursAreaAtOrAbove(rawGrid, i), gdal: gdalAreaAtOrAbove(gdal.features, t), iou: iou(oursMask, gdalMask) };
