@@ -1,7 +1,7 @@
 /**
- * `ashcast`: build, watch, check and new-run. Exit codes: 0 all good; 1 some runs have errors (the valid
- * ones were still published); 2 the command could not run (bad flag, missing directory, build locked);
- * 70 internal error (a bug: please report it).
+ * `ashcast`: build, watch, check, new-run and user. Exit codes: 0 all good; 1 some runs have errors (the
+ * valid ones were still published), or `user` refused (the user exists, no such user); 2 the command could
+ * not run (bad flag, missing directory, build locked); 70 internal error (a bug: please report it).
  */
 import { Command, CommanderError, Option } from "commander";
 import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
@@ -18,6 +18,7 @@ interface ServeFlags {
   host: string;
   prefix: string;
   removedVersions: string;
+  users?: string;
 }
 
 const untilSignal = () =>
@@ -86,7 +87,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--port <n>", "TCP port (env PORT)", process.env.PORT ?? "8080")
       .option("--host <address>", "address to listen on (env HOST)", process.env.HOST ?? "127.0.0.1")
       .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", process.env.ASHCAST_PREFIX ?? "")
-      .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "");
+      .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "")
+      .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)");
+
+  /** Users who could never sign in (users defined, no AUTH_HASH_SALT) stop the start before anything is built or listens. */
+  const refuseUnusableUsers = async (flags: ServeFlags) => {
+    const { loadUsersForServer, resolveUsersFile } = await import("../auth/users.ts");
+    await loadUsersForServer(resolveUsersFile(flags.users));
+  };
 
   const listen = async (distDir: string, flags: ServeFlags) => {
     const port = Number(flags.port);
@@ -108,6 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--dist <dir>", "the dist directory (env ASHCAST_DIST)")
     .action(async (flags: ServeFlags & { dist?: string }) => {
       const settings = resolveBuildSettings({ ...(flags.dist ? { out: flags.dist } : {}) });
+      await refuseUnusableUsers(flags);
       const server = await listen(settings.distDir, flags);
       await untilSignal();
       await server.close();
@@ -117,6 +126,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
+      await refuseUnusableUsers(flags);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
@@ -165,7 +175,37 @@ export async function main(argv: readonly string[]): Promise<number> {
       out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);
     });
 
-  for (const command of [program, ...program.commands]) {
+  const user = program.command("user").description("manage the users who may sign in (the users file)");
+  const usersOption = (command: Command): Command => command.option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)");
+  const passwordHelp = "\nThe password is read from stdin (one line) or, on a terminal, asked twice without echo; never from the command line.\nNeeds AUTH_HASH_SALT, the server's secret (and AUTH_HASH_SALT_VERSION if not 1).\nExit codes: 0 added; 1 the user exists (without --replace); 2 could not add.";
+  usersOption(user.command("add"))
+    .description("add a user, or with --replace set a new password and roles")
+    .argument("<name>", "username: 1 to 64 letters, digits, '.', '_' or '-'")
+    .addOption(new Option("--role <role>", "the user's role").choices(["operator"]).default("operator")) // ROLES of src/auth/users.ts, not imported here: argon2 loads only for `user`
+    .option("--replace", "replace an existing user's password and roles")
+    .addHelpText("after", passwordHelp)
+    .action(async (name: string, flags: { users?: string; role: string; replace?: boolean }) => {
+      const { userAdd } = await import("./user.ts");
+      if (!(await userAdd(name, flags))) exitCode = EXIT.runErrors;
+    });
+  usersOption(user.command("remove"))
+    .description("remove a user")
+    .argument("<name>", "username")
+    .addHelpText("after", "\nExit codes: 0 removed; 1 no such user; 2 could not remove.")
+    .action(async (name: string, flags: { users?: string }) => {
+      const { userRemove } = await import("./user.ts");
+      if (!(await userRemove(name, flags))) exitCode = EXIT.runErrors;
+    });
+  usersOption(user.command("list"))
+    .description("list the users and their roles (never their hashes)")
+    .action(async (flags: { users?: string }) => {
+      const { userList } = await import("./user.ts");
+      await userList(flags);
+    });
+
+  // Every command, sub-commands of `user` included, reports through main's exit codes.
+  const allCommands = (command: Command): Command[] => [command, ...command.commands.flatMap(allCommands)];
+  for (const command of allCommands(program)) {
     command.exitOverride();
     command.configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) });
   }

@@ -1,0 +1,134 @@
+/**
+ * The users file: who may sign in, with their password hash and roles. JSON, checked by zod on every
+ * load; written to a temporary file in the same directory and renamed, so a reader never sees half a file.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { UserError } from "../errors.ts";
+import { pepperFromEnvironment, STORED_HASH, type Pepper } from "./passwords.ts";
+
+export const DEFAULT_USERS_FILE = "config/users.json";
+export const USERS_FILE_FORMAT = 1;
+/** Far above any real list of operators; bounds what a broken or hostile file can make us parse. */
+const MAX_USERS_FILE_BYTES = 4 * 1024 * 1024;
+export const ROLES = ["operator"] as const;
+
+export const Username = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, "a username is 1 to 64 letters, digits, '.', '_' or '-'")
+  // Assigning it to a plain object would set the prototype instead of adding a user.
+  .refine((name) => name !== "__proto__", "__proto__ cannot be a username");
+export type Role = (typeof ROLES)[number];
+
+export const UserRecord = z.strictObject({
+  hash: z.string().regex(STORED_HASH, "not a password hash made by ashcast (<secret version>$<argon2id hash>)"),
+  created: z.iso.datetime(),
+  roles: z.array(z.enum(ROLES)).min(1),
+});
+export type UserRecord = z.infer<typeof UserRecord>;
+
+export const UsersFile = z.strictObject({
+  format: z.literal(USERS_FILE_FORMAT),
+  users: z.record(Username, UserRecord),
+});
+export type UsersFile = z.infer<typeof UsersFile>;
+
+export const emptyUsersFile = (): UsersFile => ({ format: USERS_FILE_FORMAT, users: {} });
+
+/** `--users`, else `ASHCAST_USERS_FILE`, else config/users.json; relative to the working directory. */
+export function resolveUsersFile(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(flag || env.ASHCAST_USERS_FILE || DEFAULT_USERS_FILE);
+}
+
+/** The users file, or an empty list when it does not exist yet. */
+export async function loadUsers(file: string): Promise<UsersFile> {
+  let text: string;
+  try {
+    const handle = await open(file, "r");
+    try {
+      const { size } = await handle.stat();
+      if (size > MAX_USERS_FILE_BYTES) throw new UserError(`the users file is ${size} bytes, more than the ${MAX_USERS_FILE_BYTES} accepted`, { where: file, fix: "check that this is the users file (ashcast user list reads it)" });
+      text = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyUsersFile();
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot read the users file: ${(error as Error).message}`, { where: file, fix: "check the path (--users or ASHCAST_USERS_FILE) and that the service's account may read it", cause: error });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`the users file is not valid JSON: ${(error as Error).message}`, { where: file, fix: "fix the JSON syntax, or restore the file from a backup" });
+  }
+  const parsed = UsersFile.safeParse(json);
+  if (!parsed.success) {
+    const problem = parsed.error.issues[0]!;
+    // An unknown key is named as the field itself, so the message points at the typo.
+    const segments = problem.code === "unrecognized_keys" && problem.keys.length === 1 ? [...problem.path, problem.keys[0]!] : problem.path;
+    const field = segments.length ? segments.map(String).join(".") : "(top level)";
+    // A bad username is reported by zod as "Invalid key in record"; the key's own issue says why.
+    const message = problem.code === "invalid_key" ? (problem.issues[0]?.message ?? problem.message) : problem.message;
+    throw new UserError(`field ${field}: ${message}`, { where: file, fix: fixFor(segments) });
+  }
+  return parsed.data;
+}
+
+function fixFor(segments: readonly PropertyKey[]): string {
+  const field = segments.at(-1);
+  if (segments.length === 0) return `the file must be {"format": 1, "users": {...}}`;
+  if (field === "format") return `set "format" to 1`;
+  if (segments[0] === "users" && segments.length === 2) return "usernames are 1 to 64 letters, digits, '.', '_' or '-': rename or remove that user";
+  if (field === "hash") return "set the user's password again with ./bin/ashcast user add NAME --replace";
+  if (field === "created") return 'write it as "YYYY-MM-DDTHH:MM:SSZ"';
+  if (segments.includes("roles")) return `give "roles": ["operator"]`;
+  return `remove that field: a user is {"hash", "created", "roles"}`;
+}
+
+/** Replaces the file in one rename: a temporary file beside it, mode 0600, flushed before the rename. */
+export async function writeUsers(file: string, users: UsersFile): Promise<void> {
+  const checked = UsersFile.parse(users);
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    const handle = await open(temp, "wx", 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(checked, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw new UserError(`cannot write the users file: ${(error as Error).message}`, { where: file, fix: "check that the directory exists and is writable by this account", cause: error });
+  }
+}
+
+export interface ServerUsers {
+  users: UsersFile["users"];
+  /** Undefined only when there are no users: nothing to verify. */
+  pepper: Pepper | undefined;
+}
+
+/**
+ * What the server needs at start. Users without `AUTH_HASH_SALT` could never sign in (and a service that
+ * started anyway would look healthy while refusing everyone): refuse to start instead.
+ */
+export async function loadUsersForServer(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ServerUsers> {
+  const { users } = await loadUsers(file);
+  const pepper = pepperFromEnvironment(env);
+  const count = Object.keys(users).length;
+  if (count > 0 && !pepper) {
+    throw new UserError(`the service refuses to start: ${file} has ${count} user(s) but AUTH_HASH_SALT is not set`, {
+      where: "AUTH_HASH_SALT",
+      fix: "set AUTH_HASH_SALT (and AUTH_HASH_SALT_VERSION if not 1) in the service's environment to the secret the passwords were added with",
+    });
+  }
+  return { users, pepper };
+}
