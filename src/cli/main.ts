@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
-import { startServer } from "../server/serve.ts";
+import { signInSettings, startServer } from "../server/serve.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
@@ -90,10 +90,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "")
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)");
 
-  /** Users who could never sign in (users defined, no AUTH_HASH_SALT) stop the start before anything is built or listens. */
+  /** Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before anything is built or listens. */
   const refuseUnusableUsers = async (flags: ServeFlags) => {
-    const { loadUsersForServer, resolveUsersFile } = await import("../auth/users.ts");
-    await loadUsersForServer(resolveUsersFile(flags.users));
+    await signInSettings(flags.users);
   };
 
   const listen = async (distDir: string, flags: ServeFlags) => {
@@ -105,6 +104,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       host: flags.host,
       prefix: flags.prefix,
       removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
+      ...(flags.users ? { usersFile: flags.users } : {}),
       log: (line) => out(stamp(line)),
     });
     out(stamp(`serving ${server.url}/ from ${distDir}`));

@@ -11,10 +11,13 @@ import { problemResponse } from "./problem.ts";
 import { healthText } from "./health.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, Representations } from "./representation.ts";
+import { LoginBackoff } from "../auth/loginBackoff.ts";
+import { createTokenEndpoint } from "./tokenEndpoint.ts";
 import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
 const ALLOW = "GET, HEAD, OPTIONS";
+const LOGIN_ALLOW = "POST, OPTIONS";
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   "access-control-allow-methods": "GET, HEAD",
@@ -41,6 +44,8 @@ export interface AppOptions {
   openapi: Buffer;
   /** Shared with the fast path in front of the app, so both send the same headers. */
   representations?: Representations;
+  /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
+  tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
 }
 
@@ -145,6 +150,14 @@ export function createApp(options: AppOptions): Hono {
     app.get(path, handler);
     app.options(path, () => new Response(null, { status: 204, headers: { allow: ALLOW, ...PREFLIGHT_HEADERS } }));
     app.all(path, () => problemResponse(405, `only ${ALLOW} are allowed here`, { allow: ALLOW }));
+  }
+  const tokenEndpoint =
+    options.tokenEndpoint ??
+    createTokenEndpoint({ users: {}, peppers: [], backoff: new LoginBackoff(), issueToken: () => Promise.reject(new Error("Internal error: a token was issued without users")) });
+  for (const path of [`${base}/token`, `${base}/login`]) {
+    app.post(path, tokenEndpoint);
+    app.options(path, () => new Response(null, { status: 204, headers: { allow: LOGIN_ALLOW, ...CORS_HEADERS, "access-control-allow-methods": "POST", "access-control-allow-headers": "Content-Type", "access-control-max-age": "86400" } }));
+    app.all(path, () => problemResponse(405, `only ${LOGIN_ALLOW} are allowed here`, { allow: LOGIN_ALLOW }));
   }
   for (const version of options.removedVersions ?? []) {
     const removed = `${prefix}/volcanicashforecast/${version}`;

@@ -56,6 +56,38 @@ const dataErrors = {
   "504": problem("Gateway timeout"),
 };
 
+const oauthError = (description: string) => ({ description, content: { [JSON_TYPE]: { schema: ref("OAuthError") } } });
+
+function login(summary: string): Record<string, unknown> {
+  return {
+    post: {
+      summary,
+      tags: ["auth"],
+      requestBody: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: {
+              type: "object",
+              properties: { username: { type: "string" }, password: { type: "string" }, grant_type: { const: "password" } },
+              required: ["username", "password"],
+            },
+          },
+        },
+      },
+      responses: {
+        "200": { description: "The token (RFC 6749 §5.1); never cached", content: { [JSON_TYPE]: { schema: ref("TokenResponse") } } },
+        "400": oauthError("Missing or repeated field, wrong username or password, or another grant type (RFC 6749 §5.2)"),
+        "405": problem("Method not allowed"),
+        "413": oauthError("The form is too large"),
+        "415": oauthError("Not a form body"),
+        "429": oauthError("Too many failed logins for this account: wait Retry-After seconds"),
+        "500": problem("Internal error"),
+      },
+    },
+  };
+}
+
 export function openApiDocument(options: { prefix?: string } = {}): Record<string, unknown> {
   const modelResponses = {
     "200": {
@@ -79,8 +111,10 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       termsOfService: "doc/TermsOfService",
     },
     servers: [{ url: `${options.prefix ?? ""}${PRODUCT_PATH}` }],
-    tags: [{ name: "data" }, { name: "metadata" }],
+    tags: [{ name: "data" }, { name: "metadata" }, { name: "auth" }],
     paths: {
+      "/token": login("Sign in: a bearer token for a user's username and password (OAuth 2.0 password grant)"),
+      "/login": login("The same as /token"),
       "/": get("The run for a reftime, or the latest (JSON, or PNG by Accept)", "data", modelResponses, [reftimeParameter]),
       "/.json": get("The run as JSON", "data", modelResponses, [reftimeParameter]),
       "/.png": get("The run as a PNG map", "data", modelResponses, [reftimeParameter]),
@@ -126,7 +160,18 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       }),
     },
     components: {
-      schemas: { AshModel: openModel(schemaOf(AshModel)), RefTimeModel: openModel(schemaOf(RefTimeModel)), Problem: openModel(schemaOf(Problem)) },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A token from POST /token, in `Authorization: Bearer <token>`" } },
+      schemas: {
+        TokenResponse: {
+          type: "object",
+          properties: { access_token: { type: "string" }, token_type: { const: "Bearer" }, expires_in: { type: "integer" } },
+          required: ["access_token", "token_type", "expires_in"],
+        },
+        OAuthError: {
+          type: "object",
+          properties: { error: { enum: ["invalid_request", "invalid_grant", "unsupported_grant_type"] }, error_description: { type: "string" } },
+          required: ["error"],
+        }, AshModel: openModel(schemaOf(AshModel)), RefTimeModel: openModel(schemaOf(RefTimeModel)), Problem: openModel(schemaOf(Problem)) },
     },
   };
 }

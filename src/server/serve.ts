@@ -11,6 +11,13 @@ import { createFastPath, type FastPath } from "./fastPath.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
+import { createTokenEndpoint } from "./tokenEndpoint.ts";
+import type { Context } from "hono";
+import { LoginBackoff } from "../auth/loginBackoff.ts";
+import { createTokenIssuer, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
+import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
+import type { Pepper } from "../auth/passwords.ts";
+import { UserError } from "../errors.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -20,6 +27,10 @@ export interface ServeOptions {
   host: string;
   prefix?: string;
   removedVersions?: readonly string[];
+  /** The users who may sign in (POST /token); none when the file does not exist. */
+  usersFile?: string;
+  /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
+  env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
 
@@ -34,6 +45,7 @@ export interface RunningServer {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   const source = await ReleaseSource.open({ distDir: options.distDir, log });
+  const tokenEndpoint = await loginsFor(options);
   const representations = new Representations();
   const app = createApp({
     source,
@@ -42,6 +54,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     termsOfService: await readFile(TERMS_OF_SERVICE),
     openapi: Buffer.from(JSON.stringify(openApiDocument(options.prefix ? { prefix: options.prefix } : {}))),
     representations,
+    ...(tokenEndpoint ? { tokenEndpoint } : {}),
   });
   const fastPath = createFastPath({ source, base: productBase(options.prefix), representations });
   const answerWithApp = getRequestListener(app.fetch);
@@ -69,4 +82,29 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Who may sign in, and the secrets that needs, checked at start: users without AUTH_HASH_SALT or without
+ * ASHCAST_TOKEN_KEY could never sign in, so the service refuses to start. Undefined when there are no users.
+ */
+export async function signInSettings(usersFile: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<{ users: UsersFile["users"]; pepper: Pepper; key: Uint8Array } | undefined> {
+  const { users, pepper } = await loadUsersForServer(resolveUsersFile(usersFile, env), env);
+  if (Object.keys(users).length === 0) return undefined;
+  const key = tokenKeyFromEnvironment(env);
+  if (!key) {
+    throw new UserError(`the service refuses to start: ${Object.keys(users).length} user(s) may sign in, but no key is set to sign their tokens`, {
+      where: TOKEN_KEY_VARIABLE,
+      fix: "set it to 32 or more random bytes in base64, e.g. the output of `openssl rand -base64 32`",
+    });
+  }
+  return { users, pepper: pepper!, key };
+}
+
+/** POST /token for the configured users, or undefined when there are none (every login then fails alike). */
+async function loginsFor(options: ServeOptions): Promise<((c: Context) => Promise<Response>) | undefined> {
+  const settings = await signInSettings(options.usersFile, options.env);
+  if (!settings) return undefined;
+  const issuer = createTokenIssuer({ key: settings.key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE, lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+  return createTokenEndpoint({ users: settings.users, peppers: [settings.pepper], backoff: new LoginBackoff(), issueToken: (subject, roles) => issuer.issue(subject, roles) });
 }

@@ -87,12 +87,18 @@ function absoluteRefs(schema: unknown): unknown {
   );
 }
 
+/** The operation that describes answers on a path: its POST where it has one (/token, /login), else its GET (HEAD and 405s included). */
+function operationOf(path: string): Operation | undefined {
+  const item = doc.paths[path];
+  return item?.post ?? item?.get;
+}
+
 const validators = new Map<string, ValidateFunction>();
 function validatorFor(path: string, status: string, mediaType: string): ValidateFunction {
   const id = `${path} ${status} ${mediaType}`;
   let validate = validators.get(id);
   if (!validate) {
-    const schema = doc.paths[path]?.get?.responses[status]?.content?.[mediaType]?.schema;
+    const schema = operationOf(path)?.responses[status]?.content?.[mediaType]?.schema;
     if (schema === undefined) throw new Error(`the document has no schema for ${id}`);
     validate = ajv.compile(absoluteRefs(schema) as Record<string, unknown>);
     validators.set(id, validate);
@@ -123,18 +129,19 @@ interface Case {
   /** Path relative to the base path, with its query. */
   target: string;
   headers?: Record<string, string>;
+  body?: string;
   status: number;
 }
 
 /** Sends one request and checks its answer against the document; returns the answer. */
 async function checkAgainstDocument(c: Case): Promise<RawResponse> {
-  const res = await http(c.on, c.target, { method: c.method, headers: c.headers ?? {} });
+  const res = await http(c.on, c.target, { method: c.method, headers: c.headers ?? {}, ...(c.body === undefined ? {} : { body: c.body }) });
   const label = `${c.method} ${c.target} (${c.name})`;
   expect(res.status, `${label}: status`).toBe(c.status);
   const path = docPath(c.target.split("?")[0]!);
   expect(path, `${label}: path in the document`).toBeDefined();
-  const operation = doc.paths[path!]!.get; // HEAD is GET without a body; other methods answer 405, declared under get
-  expect(operation, `${label}: get operation`).toBeDefined();
+  const operation = operationOf(path!); // HEAD is GET without a body; other methods answer 405, declared there too
+  expect(operation, `${label}: operation`).toBeDefined();
   const declared = operation!.responses[String(res.status)];
   expect(declared, `${label}: status ${res.status} declared for ${path}`).toBeDefined();
 
@@ -208,7 +215,7 @@ describe("the OpenAPI document", () => {
   it("every response schema compiles with a JSON Schema 2020-12 validator, its refs resolved", () => {
     let compiled = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
-      for (const [status, response] of Object.entries(item.get!.responses)) {
+      for (const [status, response] of Object.entries((item.get ?? item.post)!.responses)) {
         for (const mediaType of Object.keys(response.content ?? {})) {
           expect(() => validatorFor(path, status, mediaType), `${path} ${status} ${mediaType}`).not.toThrow();
           compiled++;
@@ -247,7 +254,8 @@ describe("the OpenAPI document", () => {
   // JSON is not a breaking change; the published schemas mark fields required and set
   // additionalProperties: false, so a client validating with this document rejects the first added field.
   it("publishes models without required fields and open to added fields, as the specification's models are", () => {
-    const text = JSON.stringify(doc.components.schemas);
+    const { AshModel, RefTimeModel, Problem } = doc.components.schemas;
+    const text = JSON.stringify({ AshModel, RefTimeModel, Problem });
     expect(text).not.toContain('"additionalProperties":false');
     expect(text).not.toMatch(/"required":\[/);
   });
@@ -311,11 +319,25 @@ describe("real answers against the document", () => {
   });
 
   it("405: every other method on every path", async () => {
-    for (const path of Object.keys(doc.paths)) {
+    for (const path of Object.keys(doc.paths).filter((p) => doc.paths[p]!.get)) {
       const target = path.replace(/\{[^}]+\}/g, "json");
       for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
         const res = await checkAgainstDocument({ name: "405", on: server, method, target, status: 405 });
         expect(header(res, "allow")).toBe("GET, HEAD, OPTIONS");
+      }
+    }
+  });
+
+  it("/token and /login: errors in the RFC 6749 form, 405 for other methods", async () => {
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    for (const target of ["/token", "/login"]) {
+      await checkAgainstDocument({ name: "not a form", on: server, method: "POST", target, headers: { "content-type": "application/json" }, body: "{}", status: 415 });
+      await checkAgainstDocument({ name: "no password", on: server, method: "POST", target, headers: form, body: "username=alice", status: 400 });
+      await checkAgainstDocument({ name: "no such user", on: server, method: "POST", target, headers: form, body: "username=alice&password=x", status: 400 });
+      await checkAgainstDocument({ name: "other grant", on: server, method: "POST", target, headers: form, body: "grant_type=client_credentials&username=a&password=b", status: 400 });
+      for (const method of ["GET", "PUT", "DELETE"]) {
+        const res = await checkAgainstDocument({ name: "405", on: server, method, target, status: 405 });
+        expect(header(res, "allow")).toBe("POST, OPTIONS");
       }
     }
   });

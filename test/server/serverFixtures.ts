@@ -213,6 +213,8 @@ export interface RawResponse {
 export interface RawOptions {
   method?: string;
   headers?: Record<string, string>;
+  /** Sent as the request body (with its Content-Length). */
+  body?: string | Buffer;
   agent?: Agent;
 }
 
@@ -237,7 +239,7 @@ export function http(server: RunningServer | string, target: string, options: Ra
       },
     );
     req.on("error", reject);
-    req.end();
+    req.end(options.body);
   });
 }
 

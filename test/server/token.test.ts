@@ -1,0 +1,135 @@
+/**
+ * POST /token and /login over a real socket: a users file made with the real argon2 code, the secrets
+ * given as the environment, tokens checked with the real verifier.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { createTokenVerifier, TOKEN_AUDIENCE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../../src/auth/tokens.ts";
+import { writeUsers } from "../../src/auth/users.ts";
+import { startServer, type RunningServer } from "../../src/server/serve.ts";
+import { MAX_TOKEN_REQUEST_BYTES } from "../../src/server/tokenEndpoint.ts";
+import { http, type RawResponse } from "./serverFixtures.ts";
+
+const SECRET = "pepper-for-tests-0123456789";
+const KEY = Buffer.alloc(32, 7);
+const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: KEY.toString("base64url") };
+const FORM = { "content-type": "application/x-www-form-urlencoded" };
+
+let dir: string;
+let usersFile: string;
+let server: RunningServer;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "ashcast-token-"));
+  usersFile = path.join(dir, "users.json");
+  const pepper = { version: "1", secret: Buffer.from(SECRET) };
+  await writeUsers(usersFile, {
+    format: 1,
+    users: {
+      alice: { hash: await hashPassword("correct horse", pepper), created: "2026-11-23T12:00:00Z", roles: ["operator"] },
+      bob: { hash: await hashPassword("battery staple", pepper), created: "2026-11-23T12:00:00Z", roles: ["operator"] },
+      carol: { hash: await hashPassword("tr0ub4dor", pepper), created: "2026-11-23T12:00:00Z", roles: ["operator"] },
+    },
+  });
+  server = await startServer({ distDir: path.join(dir, "dist"), port: 0, host: "127.0.0.1", usersFile, env: ENV });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const post = (target: string, body: string, headers: Record<string, string> = FORM) => http(server, target, { method: "POST", headers, body });
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+
+function expectNoStore(res: RawResponse) {
+  expect(res.headers["cache-control"]).toBe("no-store");
+  expect(res.headers.pragma).toBe("no-cache");
+}
+
+describe("POST /token and /login", () => {
+  it("answer a right password with a bearer token for the user and their roles, never cached", async () => {
+    const verifier = createTokenVerifier({ key: KEY, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE });
+    for (const target of ["/token", "/login"]) {
+      const forms: Array<Record<string, string>> = [{ username: "alice", password: "correct horse" }, { grant_type: "password", username: "alice", password: "correct horse" }];
+      for (const fields of forms) {
+        const res = await post(target, form(fields));
+        expect(res.status, target).toBe(200);
+        expect(res.headers["content-type"]).toBe("application/json;charset=UTF-8");
+        expectNoStore(res);
+        const body = res.json() as Record<string, unknown>;
+        expect(Object.keys(body).sort()).toEqual(["access_token", "expires_in", "token_type"]);
+        expect(body).toMatchObject({ token_type: "Bearer", expires_in: TOKEN_LIFETIME_SECONDS });
+        const checked = await verifier.verify(`Bearer ${body.access_token as string}`);
+        expect(checked).toMatchObject({ ok: true, subject: "alice", roles: ["operator"] });
+      }
+    }
+  });
+
+  it("give an unknown user and a wrong password the same answer", async () => {
+    const wrong = await post("/token", form({ username: "bob", password: "wrong" }));
+    const unknown = await post("/token", form({ username: "mallory", password: "wrong" }));
+    for (const res of [wrong, unknown]) {
+      expect(res.status).toBe(400);
+      expectNoStore(res);
+      expect(res.json()).toEqual({ error: "invalid_grant", error_description: "the username or password is wrong" });
+    }
+    expect(wrong.body.equals(unknown.body)).toBe(true);
+  });
+
+  it("refuse what is not a password grant in a form, with the RFC 6749 error and never a 500", async () => {
+    const cases: Array<[string, string, Record<string, string>, number, string]> = [
+      ["json body", JSON.stringify({ username: "alice", password: "correct horse" }), { "content-type": "application/json" }, 415, "invalid_request"],
+      ["no content type", "username=alice&password=x", {}, 415, "invalid_request"],
+      ["multipart", "--x\r\n", { "content-type": "multipart/form-data; boundary=x" }, 415, "invalid_request"],
+      ["no password", form({ username: "alice" }), FORM, 400, "invalid_request"],
+      ["empty username", form({ username: "", password: "x" }), FORM, 400, "invalid_request"],
+      ["username twice", "username=alice&username=bob&password=x", FORM, 400, "invalid_request"],
+      ["other grant", form({ grant_type: "client_credentials", username: "alice", password: "x" }), FORM, 400, "unsupported_grant_type"],
+      ["not UTF-8", "username=alice&password=%FF", FORM, 400, "invalid_grant"],
+      ["raw bytes not UTF-8", Buffer.from([0x75, 0x3d, 0xff]).toString("latin1"), FORM, 400, "invalid_request"],
+      ["too large", `username=alice&password=${"x".repeat(MAX_TOKEN_REQUEST_BYTES)}`, FORM, 413, "invalid_request"],
+    ];
+    for (const [name, body, headers, status, error] of cases) {
+      const res = await post("/token", body, headers);
+      expect(res.status, name).toBe(status);
+      expectNoStore(res);
+      expect((res.json() as { error: string }).error, name).toBe(error);
+    }
+  });
+
+  it("slow an account down after repeated failures, with 429 and Retry-After, and let the right password in after the wait", async () => {
+    // Three failures are free; the fourth makes the account wait 1 s.
+    for (let i = 0; i < 4; i++) expect((await post("/token", form({ username: "carol", password: `guess ${i}` }))).status).toBe(400);
+    const blocked = await post("/token", form({ username: "carol", password: "tr0ub4dor" }));
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers["retry-after"]).toBe("1");
+    expect(blocked.json()).toEqual({ error: "invalid_request", error_description: "too many failed logins for this account; try again in 1 s" });
+    // Another account is not slowed down.
+    expect((await post("/token", form({ username: "alice", password: "correct horse" }))).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await post("/token", form({ username: "carol", password: "tr0ub4dor" }))).status).toBe(200);
+  });
+
+  it("answer other methods with 405 and Allow, and a CORS preflight with 204", async () => {
+    for (const method of ["GET", "HEAD", "PUT", "DELETE"]) {
+      const res = await http(server, "/token", { method });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.allow).toBe("POST, OPTIONS");
+    }
+    const preflight = await http(server, "/login", { method: "OPTIONS" });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers["access-control-allow-methods"]).toBe("POST");
+  });
+});
+
+describe("starting with users", () => {
+  it("refuses without ASHCAST_TOKEN_KEY or without AUTH_HASH_SALT, naming the variable", async () => {
+    const start = (env: Record<string, string>) => startServer({ distDir: path.join(dir, "dist"), port: 0, host: "127.0.0.1", usersFile, env });
+    await expect(start({ AUTH_HASH_SALT: SECRET })).rejects.toMatchObject({ where: "ASHCAST_TOKEN_KEY", message: expect.stringContaining("3 user(s) may sign in, but no key is set") });
+    await expect(start({ ASHCAST_TOKEN_KEY: ENV.ASHCAST_TOKEN_KEY })).rejects.toMatchObject({ where: "AUTH_HASH_SALT" });
+  });
+});
