@@ -25,6 +25,7 @@
  *   node --import h5wasm/node --import tsx bench/build/run.ts [--repeats 3] [--gdal-repeats 5] [--skip-gdal-all] [--skip-contended] [--no-write] [--regenerate] [--keep]
  */
 import { brotliQuality } from "../../src/build/artefacts.ts";
+import { writeDocsSection } from "../docsSection.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -923,18 +924,7 @@ if (!flags["no-write"]) {
   ]
     .filter((line, i, all) => !(line === "" && all[i - 1] === ""))
     .join("\n");
-  const docPath = path.join(REPO, "docs/benchmarks.md");
-  const current = readFileSync(docPath, "utf8"); // re-read right before writing: others write other sections
-  const heading = "## Publishing a full-size model run";
-  const start = current.indexOf(heading);
-  let next: string;
-  if (start < 0) {
-    next = `${current.replace(/\n*$/, "\n")}\n${section}`;
-  } else {
-    const after = current.indexOf("\n## ", start + heading.length);
-    next = `${current.slice(0, start)}${section}${after < 0 ? "" : `\n${current.slice(after + 1)}`}`;
-  }
-  writeFileSync(docPath, next);
+  writeDocsSection("## Publishing a full-size model run", section);
   log("wrote the section to docs/benchmarks.md");
 }
 if (!flags.keep) for (const name of readdirSync(CACHE)) if (name.startsWith("dist-") || name.startsWith("time-")) rmSync(path.join(CACHE, name), { recursive: true, force: true });

@@ -15,6 +15,7 @@ import { contourBands } from "../../src/geo/contourBands.ts";
 import { polygonArea } from "../../src/geo/rings.ts";
 import type { Position, ThresholdBand } from "../../src/geo/types.ts";
 import { rasterise } from "./rasterise.ts";
+import { writeDocsSection } from "../docsSection.ts";
 import { plumeField } from "./field.ts";
 
 const THRESHOLDS = [0.2, 2, 4] as const;
@@ -252,17 +253,6 @@ if (write && gdal) {
     "  ashcast on them (the model domain is the extent of the cell centres).",
     "",
   ].join("\n");
-  const path = new URL("../../docs/benchmarks.md", import.meta.url);
-  const current = readFileSync(path, "utf8"); // re-read right before writing: others write other sections
-  const heading = "## Contouring: ashcast vs gdal_contour";
-  const start = current.indexOf(heading);
-  let next: string;
-  if (start < 0) {
-    next = `${current.replace(/\n*$/, "\n")}\n${section}`;
-  } else {
-    const after = current.indexOf("\n## ", start + heading.length);
-    next = `${current.slice(0, start)}${section}${after < 0 ? "" : `\n${current.slice(after + 1)}`}`;
-  }
-  writeFileSync(path, next);
+  writeDocsSection("## Contouring: ashcast vs gdal_contour", section);
   console.log("\nwrote the section to docs/benchmarks.md");
 }
