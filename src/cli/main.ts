@@ -19,6 +19,7 @@ interface ServeFlags {
   prefix: string;
   removedVersions: string;
   users?: string;
+  accessRules?: string;
 }
 
 const untilSignal = () =>
@@ -88,7 +89,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--host <address>", "address to listen on (env HOST)", process.env.HOST ?? "127.0.0.1")
       .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", process.env.ASHCAST_PREFIX ?? "")
       .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "")
-      .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)");
+      .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
+      .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES);
 
   /** Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before anything is built or listens. */
   const refuseUnusableUsers = async (flags: ServeFlags) => {
@@ -105,6 +107,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       prefix: flags.prefix,
       removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
       ...(flags.users ? { usersFile: flags.users } : {}),
+      ...(flags.accessRules ? { accessRulesFile: flags.accessRules } : {}),
       log: (line) => out(stamp(line)),
     });
     out(stamp(`serving ${server.url}/ from ${distDir}`));

@@ -13,6 +13,8 @@ import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, Representations } from "./representation.ts";
 import { LoginBackoff } from "../auth/loginBackoff.ts";
 import { createTokenEndpoint } from "./tokenEndpoint.ts";
+import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
+import { createAccessControl, type AccessControl } from "./accessControl.ts";
 import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
@@ -44,6 +46,8 @@ export interface AppOptions {
   openapi: Buffer;
   /** Shared with the fast path in front of the app, so both send the same headers. */
   representations?: Representations;
+  /** The access rules and token check in front of every route; the default rules with no sign-in when absent. */
+  accessControl?: AccessControl;
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
   tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
@@ -66,6 +70,8 @@ export function createApp(options: AppOptions): Hono {
   const representations = options.representations ?? new Representations(now);
   const { source } = options;
   const app = new Hono();
+  // Before any route: a protected address is refused before it is even looked up.
+  app.use("*", (options.accessControl ?? createAccessControl({ base, rules: DEFAULT_ACCESS_RULES, verifier: undefined })).middleware);
 
   /** Sends one artefact: encoding by Accept-Encoding, 304 by the validators, headers a CDN can use. */
   async function send(c: Context, artefact: Artefact, modified: string, cacheSeconds: number, how: { varyAccept?: boolean; body?: Buffer } = {}): Promise<Response> {
@@ -130,6 +136,13 @@ export function createApp(options: AppOptions): Hono {
       const list = await source.runArtefacts(located.run);
       if (!Object.hasOwn(list.resources, name)) return missing();
       return send(c, list.artefacts[list.resources[name]!]!, located.run.modified, CACHE_SECONDS.resources);
+    }],
+    // Protected by the access rules (operator): the build report, every run folder with its state and problems.
+    [`${base}/datasets`, async () => {
+      const release = source.current;
+      if (!release) return new Response(null, { status: 204, headers: { "cache-control": "no-store", ...CORS_HEADERS } });
+      const report = release.index.artefacts[release.index.lists.report]!;
+      return new Response(await source.body(report.identity), { headers: { "content-type": report.contentType, "cache-control": "no-store", ...CORS_HEADERS } });
     }],
     [`${base}/healthz`, () => {
       const health = healthText(source, now());

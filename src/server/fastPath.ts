@@ -23,6 +23,8 @@ export function createFastPath(options: {
   source: Pick<ReleaseSource, "current" | "cachedRunArtefacts" | "cachedBody">;
   base: string;
   representations: Representations;
+  /** Whether the access rules make a GET of this path below the base public: only those are answered here. */
+  publicGet: (pathBelowBase: string) => boolean;
 }): FastPath {
   const { source, base, representations } = options;
   const routes = new Map<string, Route>([
@@ -33,6 +35,7 @@ export function createFastPath(options: {
     [`${base}/changelog`, { kind: "list", list: "changelog" }],
     [`${base}/resources`, { kind: "resource" }],
   ]);
+  for (const path of [...routes.keys()]) if (!options.publicGet(path.slice(base.length))) routes.delete(path);
   let answered = 0;
 
   /** Answers and returns true, or returns false having written nothing. */

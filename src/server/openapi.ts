@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
+import { BuildReport } from "../contract/buildReport.ts";
 import { Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import { PRODUCT_PATH } from "./app.ts";
 
@@ -39,6 +40,13 @@ const reftimeParameter = {
   required: false,
   description: "Reference time of the run, any ISO 8601 date-time with a zone (values from /reftimes); the latest run when omitted",
   schema: { type: "string", format: "date-time" },
+};
+
+/** What the access rules answer for a protected request (a mutating method anywhere, by default). */
+const authErrors = {
+  "400": problem("A path that cannot be read, or a malformed Authorization header"),
+  "401": problem("Sign-in needed: a bearer token from /token (WWW-Authenticate: Bearer)"),
+  "403": problem("The token's user lacks the role this address needs"),
 };
 
 /** Every error status the specification lists for the data endpoints, each with the problem body. */
@@ -78,6 +86,7 @@ function login(summary: string): Record<string, unknown> {
       responses: {
         "200": { description: "The token (RFC 6749 §5.1); never cached", content: { [JSON_TYPE]: { schema: ref("TokenResponse") } } },
         "400": oauthError("Missing or repeated field, wrong username or password, or another grant type (RFC 6749 §5.2)"),
+        "401": problem("Sign-in needed for methods other than POST (deny by default)"),
         "405": problem("Method not allowed"),
         "413": oauthError("The form is too large"),
         "415": oauthError("Not a form body"),
@@ -111,7 +120,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       termsOfService: "doc/TermsOfService",
     },
     servers: [{ url: `${options.prefix ?? ""}${PRODUCT_PATH}` }],
-    tags: [{ name: "data" }, { name: "metadata" }, { name: "auth" }],
+    tags: [{ name: "data" }, { name: "metadata" }, { name: "auth" }, { name: "operator" }],
     paths: {
       "/token": login("Sign in: a bearer token for a user's username and password (OAuth 2.0 password grant)"),
       "/login": login("The same as /token"),
@@ -142,21 +151,39 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         "204": noContent,
         "304": notModified,
         "405": dataErrors["405"],
+        ...authErrors,
       }),
+      "/datasets": {
+        get: {
+          summary: "Every run folder with its state, validation problems, duplicates and variant conflicts (the build report); operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          responses: {
+            "200": { description: "The report of the last build", content: { [JSON_TYPE]: { schema: ref("BuildReport") } } },
+            "204": { description: "No release is published yet" },
+            ...authErrors,
+            "405": dataErrors["405"],
+            "500": dataErrors["500"],
+          },
+        },
+      },
       "/healthz": get("Health of the product", "metadata", {
         "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
         "405": dataErrors["405"],
+        ...authErrors,
         "503": { description: "No release can be served", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
       }),
       "/doc/TermsOfService": get("Terms of service", "metadata", {
         "200": { description: "HTML", content: { "text/html;charset=UTF-8": { schema: { type: "string" } } } },
         "304": notModified,
         "405": dataErrors["405"],
+        ...authErrors,
       }),
       "/openapi.json": get("This document", "metadata", {
         "200": { description: "OpenAPI 3.1", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
         "304": notModified,
         "405": dataErrors["405"],
+        ...authErrors,
       }),
     },
     components: {
@@ -171,7 +198,12 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           type: "object",
           properties: { error: { enum: ["invalid_request", "invalid_grant", "unsupported_grant_type"] }, error_description: { type: "string" } },
           required: ["error"],
-        }, AshModel: openModel(schemaOf(AshModel)), RefTimeModel: openModel(schemaOf(RefTimeModel)), Problem: openModel(schemaOf(Problem)) },
+        },
+        AshModel: openModel(schemaOf(AshModel)),
+        RefTimeModel: openModel(schemaOf(RefTimeModel)),
+        Problem: openModel(schemaOf(Problem)),
+        BuildReport: schemaOf(BuildReport),
+      },
     },
   };
 }

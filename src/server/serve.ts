@@ -14,7 +14,9 @@ import { Representations } from "./representation.ts";
 import { createTokenEndpoint } from "./tokenEndpoint.ts";
 import type { Context } from "hono";
 import { LoginBackoff } from "../auth/loginBackoff.ts";
-import { createTokenIssuer, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
+import { DEFAULT_ACCESS_RULES, loadAccessRules } from "../auth/accessRules.ts";
+import { createAccessControl } from "./accessControl.ts";
+import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
 import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
 import type { Pepper } from "../auth/passwords.ts";
 import { UserError } from "../errors.ts";
@@ -29,6 +31,8 @@ export interface ServeOptions {
   removedVersions?: readonly string[];
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
+  /** The access rules file; the default rules (templates/access-rules.json) when absent. */
+  accessRulesFile?: string;
   /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
@@ -46,6 +50,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const log = options.log ?? (() => {});
   const source = await ReleaseSource.open({ distDir: options.distDir, log });
   const tokenEndpoint = await loginsFor(options);
+  const env = options.env ?? process.env;
+  const base = productBase(options.prefix);
+  const key = tokenKeyFromEnvironment(env);
+  const accessControl = createAccessControl({
+    base,
+    rules: options.accessRulesFile ? await loadAccessRules(options.accessRulesFile) : DEFAULT_ACCESS_RULES,
+    verifier: key ? createTokenVerifier({ key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE }) : undefined,
+  });
   const representations = new Representations();
   const app = createApp({
     source,
@@ -55,8 +67,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     openapi: Buffer.from(JSON.stringify(openApiDocument(options.prefix ? { prefix: options.prefix } : {}))),
     representations,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),
+    accessControl,
   });
-  const fastPath = createFastPath({ source, base: productBase(options.prefix), representations });
+  const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
   const answerWithApp = getRequestListener(app.fetch);
   const server: Server = createServer((req, res) => {
     if (!fastPath(req, res)) void answerWithApp(req, res);

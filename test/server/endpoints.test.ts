@@ -477,13 +477,15 @@ describe("methods other than GET and HEAD", () => {
     }
   });
 
-  it("are 405 problems with Allow: GET, HEAD, OPTIONS on every route", async () => {
+  // Deny by default (docs/decisions.md, access rules): a mutating request needs a signed-in operator before
+  // anything else is said; test/server/token.test.ts shows the same requests signed in answered 405.
+  it("are 401 problems with a Bearer challenge on every route when nobody is signed in", async () => {
     for (const route of routes) {
       for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
         const res = await http(main, route, { method, headers: { "content-type": "application/json" } });
-        const problem = expectProblem(res, 405);
-        expect(header(res, "allow"), `${method} ${route}`).toBe("GET, HEAD, OPTIONS");
-        expect(problem.title).toBe("Method Not Allowed");
+        const problem = expectProblem(res, 401);
+        expect(header(res, "www-authenticate"), `${method} ${route}`).toBe('Bearer realm="ashcast"');
+        expect(problem.title).toBe("Unauthorized");
       }
     }
   });

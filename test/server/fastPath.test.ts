@@ -3,7 +3,8 @@
  * socket must equal the app's own answer to the same request (status, headers, body bytes); it must
  * answer the hot requests itself once their bytes are in memory, and leave everything else to the app.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, PRODUCT_PATH } from "../../src/server/app.ts";
 import { parseHttpDate } from "../../src/server/http.ts";
@@ -107,7 +108,7 @@ describe("the fast path", () => {
       ["GET", "/healthz", 200],
       ["GET", "/reftimes/", 404],
       ["GET", "//reftimes", 404],
-      ["POST", "/", 405],
+      ["POST", "/", 401],
       ["OPTIONS", "/", 204],
     ];
     for (const [method, target, status] of cases) {
@@ -135,5 +136,21 @@ describe("the fast path", () => {
     const second = await http(server, `/resources?name=${name}`);
     expect(second.body.equals(first.body)).toBe(true);
     expect(server.fastPath.answered).toBe(before + 1);
+  });
+
+  it("answers nothing the access rules protect: a rules file protecting GET /reftimes sends it through the checks", async () => {
+    const rulesFile = path.join(site.root, "access-rules.json");
+    await writeFile(rulesFile, JSON.stringify({ format: 1, rules: [{ method: "GET", path: "/reftimes", protected: true, role: "operator" }] }));
+    const guarded = await serve(site, { accessRulesFile: rulesFile });
+    try {
+      const before = guarded.fastPath.answered;
+      const reftimes = await http(guarded, "/reftimes");
+      expect(reftimes.status).toBe(401);
+      expect(reftimes.headers["www-authenticate"]).toBe('Bearer realm="ashcast"');
+      expect((await http(guarded, "/.json")).status).toBe(200);
+      expect(guarded.fastPath.answered).toBe(before + 1); // /.json only
+    } finally {
+      await guarded.close();
+    }
   });
 });

@@ -11,7 +11,8 @@ import { createTokenVerifier, TOKEN_AUDIENCE, TOKEN_ISSUER, TOKEN_LIFETIME_SECON
 import { writeUsers } from "../../src/auth/users.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { MAX_TOKEN_REQUEST_BYTES } from "../../src/server/tokenEndpoint.ts";
-import { http, type RawResponse } from "./serverFixtures.ts";
+import { BuildReport } from "../../src/contract/buildReport.ts";
+import { addRun, buildSite, http, makeSite, type RawResponse, type Site } from "./serverFixtures.ts";
 
 const SECRET = "pepper-for-tests-0123456789";
 const KEY = Buffer.alloc(32, 7);
@@ -21,8 +22,12 @@ const FORM = { "content-type": "application/x-www-form-urlencoded" };
 let dir: string;
 let usersFile: string;
 let server: RunningServer;
+let site: Site;
 
 beforeAll(async () => {
+  site = await makeSite("ashcast-token-site-");
+  await addRun(site, "2024-05-01-hekla", "2024-05-01T12:00:00Z");
+  await buildSite(site);
   dir = await mkdtemp(path.join(os.tmpdir(), "ashcast-token-"));
   usersFile = path.join(dir, "users.json");
   const pepper = { version: "1", secret: Buffer.from(SECRET) };
@@ -34,12 +39,13 @@ beforeAll(async () => {
       carol: { hash: await hashPassword("tr0ub4dor", pepper), created: "2026-11-23T12:00:00Z", roles: ["operator"] },
     },
   });
-  server = await startServer({ distDir: path.join(dir, "dist"), port: 0, host: "127.0.0.1", usersFile, env: ENV });
+  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV });
 });
 
 afterAll(async () => {
   await server?.close();
   await rm(dir, { recursive: true, force: true });
+  await site?.cleanup();
 });
 
 const post = (target: string, body: string, headers: Record<string, string> = FORM) => http(server, target, { method: "POST", headers, body });
@@ -114,15 +120,57 @@ describe("POST /token and /login", () => {
     expect((await post("/token", form({ username: "carol", password: "tr0ub4dor" }))).status).toBe(200);
   });
 
-  it("answer other methods with 405 and Allow, and a CORS preflight with 204", async () => {
+  it("answer other methods with 405 and Allow (mutating ones once signed in), and a CORS preflight with 204", async () => {
+    const bearer = { authorization: `Bearer ${await tokenFor("alice", "correct horse")}` };
     for (const method of ["GET", "HEAD", "PUT", "DELETE"]) {
-      const res = await http(server, "/token", { method });
+      const res = await http(server, "/token", { method, headers: method === "GET" || method === "HEAD" ? {} : bearer });
       expect(res.status, method).toBe(405);
       expect(res.headers.allow).toBe("POST, OPTIONS");
     }
+    expect((await http(server, "/token", { method: "PUT" })).status).toBe(401);
     const preflight = await http(server, "/login", { method: "OPTIONS" });
     expect(preflight.status).toBe(204);
     expect(preflight.headers["access-control-allow-methods"]).toBe("POST");
+  });
+});
+
+async function tokenFor(username: string, password: string): Promise<string> {
+  const res = await post("/token", form({ username, password }));
+  expect(res.status).toBe(200);
+  return (res.json() as { access_token: string }).access_token;
+}
+
+describe("protected addresses", () => {
+  it("GET /datasets needs an operator's token: 401 with a Bearer challenge without one, the build report with one", async () => {
+    const anonymous = await http(server, "/datasets");
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers["www-authenticate"]).toBe('Bearer realm="ashcast"');
+    expect(anonymous.headers["content-type"]).toBe("application/problem+json");
+    const forged = await http(server, "/datasets", { headers: { authorization: "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9." } });
+    expect(forged.status).toBe(401);
+    expect(forged.headers["www-authenticate"]).toMatch(/^Bearer realm="ashcast", error="invalid_token", error_description="/);
+    const token = await tokenFor("alice", "correct horse");
+    const signedIn = await http(server, "/datasets", { headers: { authorization: `Bearer ${token}` } });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.headers["cache-control"]).toBe("no-store"); // an answer behind sign-in is never cached
+    const report = BuildReport.parse(signedIn.json());
+    expect(report.runs.map((run) => [run.folder, run.status])).toEqual([["2024-05-01-hekla", "published"]]);
+  });
+
+  it("gives every spelling of a protected path the same answer", async () => {
+    for (const spelling of ["//datasets", "/datasets/", "/./datasets", "/x/../datasets", "/%64atasets", "/%2564atasets", "/DATASETS/../datasets"]) {
+      const res = await http(server, spelling, { method: spelling.length % 2 ? "GET" : "HEAD" });
+      expect(res.status, spelling).toBe(401);
+    }
+  });
+
+  it("answers 403 to a valid token without the operator role", async () => {
+    const { createTokenIssuer } = await import("../../src/auth/tokens.ts");
+    const issuer = createTokenIssuer({ key: KEY, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE, lifetimeSeconds: 60 });
+    const { access_token } = await issuer.issue("viewer", []);
+    const res = await http(server, "/datasets", { headers: { authorization: `Bearer ${access_token}` } });
+    expect(res.status).toBe(403);
+    expect((res.json() as { detail: string }).detail).toBe("this address needs the role operator, which viewer does not have");
   });
 });
 
