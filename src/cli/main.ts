@@ -97,7 +97,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     await signInSettings(flags.users);
   };
 
-  const listen = async (distDir: string, flags: ServeFlags) => {
+  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string }) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
     const server = await startServer({
@@ -108,6 +108,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
       ...(flags.users ? { usersFile: flags.users } : {}),
       ...(flags.accessRules ? { accessRulesFile: flags.accessRules } : {}),
+      ...(operator ? { operator } : {}),
       log: (line) => out(stamp(line)),
     });
     out(stamp(`serving ${server.url}/ from ${distDir}`));
@@ -134,7 +135,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags);
+      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir });
       await untilSignal();
       await server.close();
       await watcher.close();

@@ -12,6 +12,12 @@ import { problemResponse } from "./problem.ts";
 
 export const REALM = "ashcast";
 
+/** Who signed the request in, for the handlers behind a protected rule (the audit log). */
+const signedIn = new WeakMap<Request, string>();
+export function signedInUser(request: Request): string | undefined {
+  return signedIn.get(request);
+}
+
 export interface AccessControlOptions {
   base: string;
   rules: readonly AccessRule[];
@@ -50,6 +56,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     if (decision.role !== undefined && !checked.roles.includes(decision.role)) {
       return problemResponse(403, `this address needs the role ${decision.role}, which ${checked.subject} does not have`);
     }
+    signedIn.set(c.req.raw, checked.subject);
     return next();
   };
   return { policy, middleware, publicGet: (path) => policy.decide("GET", path).kind === "public" };

@@ -14,8 +14,10 @@ import { CORS_HEADERS, Representations } from "./representation.ts";
 import { LoginBackoff } from "../auth/loginBackoff.ts";
 import { createTokenEndpoint } from "./tokenEndpoint.ts";
 import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
-import { createAccessControl, type AccessControl } from "./accessControl.ts";
-import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
+import { createAccessControl, signedInUser, type AccessControl } from "./accessControl.ts";
+import type { AuditLog } from "../operator/auditLog.ts";
+import { withdrawFolders } from "../operator/withdraw.ts";
+import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
 const ALLOW = "GET, HEAD, OPTIONS";
@@ -48,6 +50,8 @@ export interface AppOptions {
   representations?: Representations;
   /** The access rules and token check in front of every route; the default rules with no sign-in when absent. */
   accessControl?: AccessControl;
+  /** What operator actions need; without it they answer 503 (`serve` alone does not know runs/). */
+  operator?: { runsDir: string; archiveDir: string; audit: AuditLog };
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
   tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
@@ -172,6 +176,33 @@ export function createApp(options: AppOptions): Hono {
     app.options(path, () => new Response(null, { status: 204, headers: { allow: LOGIN_ALLOW, ...CORS_HEADERS, "access-control-allow-methods": "POST", "access-control-allow-headers": "Content-Type", "access-control-max-age": "86400" } }));
     app.all(path, () => problemResponse(405, `only ${LOGIN_ALLOW} are allowed here`, { allow: LOGIN_ALLOW }));
   }
+  // Protected by the access rules (operator). The reftime's folders leave runs/ for the archive; the next
+  // build withdraws the run and says so in the changelog.
+  app.post(`${base}/withdraw`, async (c) => {
+    const who = signedInUser(c.req.raw) ?? "(not signed in)";
+    const { operator } = options;
+    if (!operator) return problemResponse(503, "withdrawing needs the runs directory: use ashcast start, which watches it");
+    const reftime = reftimeParameter(c.req.queries("reftime"));
+    if (reftime === undefined) return problemResponse(400, "give the reftime of the run to withdraw: ?reftime=YYYY-MM-DDTHH:MM:SSZ");
+    if (typeof reftime === "object") return refuse(reftime);
+    const folders = (source.current?.report?.runs ?? []).filter((run) => run.reftime === reftime).map((run) => run.folder);
+    if (folders.length === 0) {
+      await operator.audit.record({ who, action: "withdraw", target: reftime, outcome: "refused", detail: "no run folder has this reftime" });
+      return problemResponse(404, `no run folder has reftime ${reftime}; ${base}/datasets lists them`);
+    }
+    try {
+      const result = await withdrawFolders({ runsDir: operator.runsDir, archiveDir: operator.archiveDir, reftime, folders, now: new Date(now()) });
+      await operator.audit.record({ who, action: "withdraw", target: reftime, outcome: "done", detail: `moved ${result.moved.map((m) => m.folder).join(", ") || "nothing (already gone)"} to ${operator.archiveDir}` });
+      return new Response(JSON.stringify({ reftime, withdrawn: result.moved.map((m) => m.folder), note: "the next build publishes the withdrawal" }), {
+        status: 202,
+        headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS },
+      });
+    } catch (error) {
+      await operator.audit.record({ who, action: "withdraw", target: reftime, outcome: "failed", detail: (error as Error).message });
+      throw error;
+    }
+  });
+  app.all(`${base}/withdraw`, () => problemResponse(405, "only POST is allowed here", { allow: "POST" }));
   for (const version of options.removedVersions ?? []) {
     const removed = `${prefix}/volcanicashforecast/${version}`;
     const gone = () => problemResponse(404, `version ${version} of this product was removed; use ${base}`);

@@ -167,6 +167,25 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
+      "/withdraw": {
+        post: {
+          summary: "Withdraw the run of a reftime: its folders leave runs/ for the archive, the next build withdraws it; operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          parameters: [{ ...reftimeParameter, required: true, description: "Reference time of the run to withdraw, any ISO 8601 spelling" }],
+          responses: {
+            "202": {
+              description: "Moved; the next build publishes the withdrawal",
+              content: { [JSON_TYPE]: { schema: { type: "object", properties: { reftime: { type: "string" }, withdrawn: { type: "array", items: { type: "string" } }, note: { type: "string" } } } } },
+            },
+            ...authErrors,
+            "404": problem("No run folder has this reftime"),
+            "405": dataErrors["405"],
+            "500": dataErrors["500"],
+            "503": problem("This server does not watch runs/ (use ashcast start)"),
+          },
+        },
+      },
       "/healthz": get("Health of the product", "metadata", {
         "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
         "405": dataErrors["405"],

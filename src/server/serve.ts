@@ -3,6 +3,7 @@
  * Everything is prepared before the first request (documents rendered, release loaded).
  */
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createServer, type Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
@@ -16,6 +17,7 @@ import type { Context } from "hono";
 import { LoginBackoff } from "../auth/loginBackoff.ts";
 import { DEFAULT_ACCESS_RULES, loadAccessRules } from "../auth/accessRules.ts";
 import { createAccessControl } from "./accessControl.ts";
+import { createAuditLog } from "../operator/auditLog.ts";
 import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
 import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
 import type { Pepper } from "../auth/passwords.ts";
@@ -31,6 +33,8 @@ export interface ServeOptions {
   removedVersions?: readonly string[];
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
+  /** Operator actions on runs/ (`start`): its runs directory, where withdrawn runs go (default: runs-archive beside it), and the audit log (env ASHCAST_AUDIT_LOG, default config/audit.log). */
+  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
   /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
@@ -68,6 +72,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     representations,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),
     accessControl,
+    ...(options.operator
+      ? {
+          operator: {
+            runsDir: path.resolve(options.operator.runsDir),
+            archiveDir: path.resolve(options.operator.archiveDir ?? path.join(path.dirname(path.resolve(options.operator.runsDir)), "runs-archive")),
+            audit: createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log"),
+          },
+        }
+      : {}),
   });
   const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
   const answerWithApp = getRequestListener(app.fetch);

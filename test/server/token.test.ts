@@ -2,7 +2,7 @@
  * POST /token and /login over a real socket: a users file made with the real argon2 code, the secrets
  * given as the environment, tokens checked with the real verifier.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -171,6 +171,55 @@ describe("protected addresses", () => {
     const res = await http(server, "/datasets", { headers: { authorization: `Bearer ${access_token}` } });
     expect(res.status).toBe(403);
     expect((res.json() as { detail: string }).detail).toBe("this address needs the role operator, which viewer does not have");
+  });
+});
+
+describe("POST /withdraw", () => {
+  it("moves the reftime's folder to the archive, says so in the audit log, and the next build withdraws the run", async () => {
+    const runsSite = await makeSite("ashcast-withdraw-");
+    try {
+      await addRun(runsSite, "2024-05-01-hekla", "2024-05-01T12:00:00Z");
+      await addRun(runsSite, "2024-05-02-katla", "2024-05-02T00:00:00Z", "Rehearsal");
+      await buildSite(runsSite, "2026-11-23T12:00:00Z");
+      const audit = path.join(runsSite.root, "audit.log");
+      const operatorServer = await startServer({ distDir: runsSite.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: runsSite.runsDir, auditLogFile: audit } });
+      try {
+        const token = (await post("/token", form({ username: "alice", password: "correct horse" }))).json() as { access_token: string };
+        const bearer = { authorization: `Bearer ${token.access_token}` };
+        expect((await http(operatorServer, "/withdraw?reftime=2024-05-01T12:00:00Z", { method: "POST" })).status).toBe(401);
+        expect((await http(operatorServer, "/withdraw", { method: "GET", headers: bearer })).status).toBe(405);
+        expect((await http(operatorServer, "/withdraw", { method: "POST", headers: bearer })).status).toBe(400);
+        expect((await http(operatorServer, "/withdraw?reftime=2024-05-03T00:00:00Z", { method: "POST", headers: bearer })).status).toBe(404);
+
+        // Any spelling of the instant, as everywhere else.
+        const done = await http(operatorServer, "/withdraw?reftime=2024-05-01T14:00:00%2B02:00", { method: "POST", headers: bearer });
+        expect(done.status).toBe(202);
+        expect(done.json()).toEqual({ reftime: "2024-05-01T12:00:00Z", withdrawn: ["2024-05-01-hekla"], note: "the next build publishes the withdrawal" });
+        const archive = path.join(runsSite.root, "runs-archive");
+        expect(await readdir(runsSite.runsDir)).toEqual(["2024-05-02-katla"]);
+        expect(await readdir(archive)).toEqual([expect.stringMatching(/^2024-05-01-hekla\.withdrawn-\d{8}T\d{6}Z$/)]);
+
+        const lines = (await readFile(audit, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
+        expect(lines.map(({ who, action, target, outcome }) => ({ who, action, target, outcome }))).toEqual([
+          { who: "alice", action: "withdraw", target: "2024-05-03T00:00:00Z", outcome: "refused" },
+          { who: "alice", action: "withdraw", target: "2024-05-01T12:00:00Z", outcome: "done" },
+        ]);
+        expect(lines.every((line) => !Number.isNaN(Date.parse(line.time!)))).toBe(true);
+
+        const rebuilt = await buildSite(runsSite, "2026-11-23T12:05:00Z");
+        expect(rebuilt.events.map((e) => [e.kind, e.reftime])).toEqual([["withdrawn", "2024-05-01T12:00:00Z"]]);
+      } finally {
+        await operatorServer.close();
+      }
+    } finally {
+      await runsSite.cleanup();
+    }
+  });
+
+  it("answers 503 where the server does not know runs/ (serve alone)", async () => {
+    const token = (await post("/token", form({ username: "alice", password: "correct horse" }))).json() as { access_token: string };
+    const res = await http(server, "/withdraw?reftime=2024-05-01T12:00:00Z", { method: "POST", headers: { authorization: `Bearer ${token.access_token}` } });
+    expect(res.status).toBe(503);
   });
 });
 
