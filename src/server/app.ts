@@ -50,6 +50,8 @@ export interface AppOptions {
   representations?: Representations;
   /** The access rules and token check in front of every route; the default rules with no sign-in when absent. */
   accessControl?: AccessControl;
+  /** GET /config: the effective configuration, secrets left out; made once at start. */
+  effectiveConfig?: Record<string, unknown>;
   /** What operator actions need; without it they answer 503 (`serve` alone does not know runs/). */
   operator?: { runsDir: string; archiveDir: string; audit: AuditLog };
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
@@ -148,6 +150,7 @@ export function createApp(options: AppOptions): Hono {
       const report = release.index.artefacts[release.index.lists.report]!;
       return new Response(await source.body(report.identity), { headers: { "content-type": report.contentType, "cache-control": "no-store", ...CORS_HEADERS } });
     }],
+    [`${base}/config`, (c) => sendDocument(c, configDocument)],
     [`${base}/healthz`, () => {
       const health = healthText(source, now());
       return new Response(health.text, { status: health.status, headers: { "content-type": "text/plain;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
@@ -159,6 +162,10 @@ export function createApp(options: AppOptions): Hono {
   const startedAt = formatInstant(now());
   const termsOfService = documentArtefact(options.termsOfService, "text/html;charset=UTF-8");
   const openapi = documentArtefact(options.openapi, "application/json;charset=UTF-8");
+  const configDocument = documentArtefact(
+    Buffer.from(`${JSON.stringify({ base, removedVersions: options.removedVersions ?? [], cacheSeconds: CACHE_SECONDS, ...options.effectiveConfig }, null, 2)}\n`),
+    "application/json;charset=UTF-8",
+  );
   // Documents are not in a release (never compressed: they are small and rarely asked for).
   const sendDocument = (c: Context, document: { artefact: Artefact; body: Buffer }) => send(c, document.artefact, startedAt, CACHE_SECONDS.documents, { body: document.body });
   const sendList = (c: Context, artefact: ListArtefact, cacheSeconds: number = CACHE_SECONDS.lists) => send(c, artefact, artefact.modified, cacheSeconds);

@@ -167,6 +167,12 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
+      "/config": get("The effective configuration of this server, secrets left out", "metadata", {
+        "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
+        "304": notModified,
+        "405": dataErrors["405"],
+        ...authErrors,
+      }),
       "/withdraw": {
         post: {
           summary: "Withdraw the run of a reftime: its folders leave runs/ for the archive, the next build withdraws it; operators only",

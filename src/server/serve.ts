@@ -57,9 +57,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const env = options.env ?? process.env;
   const base = productBase(options.prefix);
   const key = tokenKeyFromEnvironment(env);
+  const accessRules = options.accessRulesFile ? await loadAccessRules(options.accessRulesFile) : DEFAULT_ACCESS_RULES;
   const accessControl = createAccessControl({
     base,
-    rules: options.accessRulesFile ? await loadAccessRules(options.accessRulesFile) : DEFAULT_ACCESS_RULES,
+    rules: accessRules,
     verifier: key ? createTokenVerifier({ key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE }) : undefined,
   });
   const representations = new Representations();
@@ -72,6 +73,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     representations,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),
     accessControl,
+    effectiveConfig: {
+      signIn: { configured: tokenEndpoint !== undefined, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS },
+      accessRules: { source: options.accessRulesFile ? "file" : "defaults", rules: accessRules },
+      operatorActions: { withdraw: options.operator !== undefined },
+    },
     ...(options.operator
       ? {
           operator: {

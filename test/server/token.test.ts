@@ -174,6 +174,21 @@ describe("protected addresses", () => {
   });
 });
 
+describe("GET /config", () => {
+  it("shows the effective configuration to anyone, and none of its secrets", async () => {
+    const res = await http(server, "/config");
+    expect(res.status).toBe(200);
+    const config = res.json() as Record<string, any>;
+    expect(config.base).toBe("/volcanicashforecast/0.1");
+    expect(config.signIn).toEqual({ configured: true, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+    expect(config.accessRules.source).toBe("defaults");
+    expect(config.accessRules.rules).toContainEqual({ method: "GET", path: "/config", protected: false });
+    const text = res.text();
+    for (const secret of [SECRET, ENV.ASHCAST_TOKEN_KEY, KEY.toString("base64"), "argon2", usersFile, "correct horse"]) expect(text).not.toContain(secret);
+    expect((await http(server, "/config", { method: "POST" })).status).toBe(401);
+  });
+});
+
 describe("POST /withdraw", () => {
   it("moves the reftime's folder to the archive, says so in the audit log, and the next build withdraws the run", async () => {
     const runsSite = await makeSite("ashcast-withdraw-");
