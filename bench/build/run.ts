@@ -45,7 +45,7 @@ import { validateRun } from "../../src/build/validateRun.ts";
 import { boxAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
 import { polygonArea } from "../../src/geo/rings.ts";
 import type { Position, ThresholdBand } from "../../src/geo/types.ts";
-import { rasterise } from "../contour/rasterise.ts";
+import { iou, rasterise } from "../contour/rasterise.ts";
 import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import { openNetcdf4 } from "../../src/model/netcdf4.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
@@ -580,15 +580,6 @@ const gdalAreaAtOrAbove = (features: GdalFeature[], t: number): number =>
 const oursAreaAtOrAbove = (bands: ThresholdBand[], from: number): number => bands.slice(from).reduce((s, b) => s + b.polygons.reduce((t, p) => t + polygonArea(p), 0), 0);
 
 const union = (masks: Uint8Array[], size: number): Uint8Array => masks.reduce((acc, m) => acc.map((v, i) => v | m[i]!), new Uint8Array(size));
-function iou(a: Uint8Array, b: Uint8Array): number {
-  let both = 0;
-  let either = 0;
-  for (let i = 0; i < a.length; i++) {
-    both += a[i]! & b[i]!;
-    either += a[i]! | b[i]!;
-  }
-  return either === 0 ? 1 : both / either;
-}
 const STEP = 0.25;
 const MASK_SIZE = Math.ceil(grid.nx / STEP) * Math.ceil(grid.ny / STEP);
 

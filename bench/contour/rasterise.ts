@@ -37,3 +37,14 @@ export function rasterise(rings: Position[][], step: number, nx: number, ny: num
   });
   return mask;
 }
+
+/** Intersection over union of two masks of the same grid; 1 when both are empty. */
+export function iou(a: Uint8Array, b: Uint8Array): number {
+  let both = 0;
+  let either = 0;
+  for (let i = 0; i < a.length; i++) {
+    both += a[i]! & b[i]!;
+    either += a[i]! | b[i]!;
+  }
+  return either === 0 ? 1 : both / either;
+}

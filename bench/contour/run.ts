@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { contourBands } from "../../src/geo/contourBands.ts";
 import { polygonArea } from "../../src/geo/rings.ts";
 import type { Position, ThresholdBand } from "../../src/geo/types.ts";
-import { rasterise } from "./rasterise.ts";
+import { iou, rasterise } from "./rasterise.ts";
 import { writeDocsSection } from "../docsSection.ts";
 import { plumeField } from "./field.ts";
 
@@ -149,15 +149,6 @@ function gdalMask(result: GdalResult, t: number): Uint8Array {
   return masks.reduce((acc, m) => acc.map((v, i) => v | m[i]!));
 }
 const count = (m: Uint8Array): number => m.reduce((n, v) => n + v, 0);
-const iou = (a: Uint8Array, b: Uint8Array): number => {
-  let both = 0;
-  let either = 0;
-  for (let i = 0; i < a.length; i++) {
-    both += a[i]! & b[i]!;
-    either += a[i]! | b[i]!;
-  }
-  return either === 0 ? 1 : both / either;
-};
 const areaAtOrAbove = (bands: ThresholdBand[], from: number): number =>
   bands.slice(from).reduce((s, b) => s + b.polygons.reduce((t, p) => t + polygonArea(p), 0), 0);
 const cellsAtOrAbove = (t: number): number => values.reduce((n, v) => n + (v >= t ? 1 : 0), 0);
