@@ -157,6 +157,17 @@ describe("protected addresses", () => {
     expect(report.runs.map((run) => [run.folder, run.status])).toEqual([["2024-05-01-hekla", "published"]]);
   });
 
+  it("answers a signed-in operator's other methods on the data routes with 405 and Allow", async () => {
+    const bearer = { authorization: `Bearer ${await tokenFor("alice", "correct horse")}` };
+    for (const route of ["/", "/.json", "/reftimes", "/resources", "/changelog", "/healthz", "/openapi.json", "/doc/TermsOfService"]) {
+      for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+        const res = await http(server, route, { method, headers: bearer });
+        expect(res.status, `${method} ${route}`).toBe(405);
+        expect(res.headers.allow, `${method} ${route}`).toBe("GET, HEAD, OPTIONS");
+      }
+    }
+  });
+
   it("gives every spelling of a protected path the same answer", async () => {
     for (const spelling of ["//datasets", "/datasets/", "/./datasets", "/x/../datasets", "/%64atasets", "/%2564atasets", "/DATASETS/../datasets"]) {
       const res = await http(server, spelling, { method: spelling.length % 2 ? "GET" : "HEAD" });
