@@ -24,6 +24,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { build, type BuildResult } from "../src/build/build.ts";
+// The tests' seeded mulberry32, so every benchmark run builds the same inputs.
+import { seededRandom } from "../test/build/crashFixtures.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const VOLCANO_XML = "/work/shared/data/real/snappy/volcano.xml";
@@ -84,18 +86,6 @@ const BANDS = ["SFC/FL200", "FL200/350", "FL350/550"] as const;
 const STEPS = [0, 6, 12, 18] as const;
 const RING_POINTS = 50;
 
-/** A small deterministic PRNG (mulberry32), so every benchmark run builds the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, "Z");
 const xml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
@@ -148,7 +138,7 @@ function ring(random: () => number, lon: number, lat: number, halfWidth: number,
 }
 
 export function advisoryKml(spec: RunSpec, revision: number): string {
-  const random = prng(spec.index * 7919 + 17);
+  const random = seededRandom(spec.index * 7919 + 17);
   const { name, lat, lon } = spec.volcano;
   const folders = STEPS.map((step, s) => {
     const begin = iso(spec.reftime + step * HOUR);
