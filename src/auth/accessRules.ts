@@ -19,7 +19,7 @@
  *   load rather than silently never matching (or silently changing GET).
  * - Methods are compared in upper case; a method no rule names falls to the default above.
  */
-import { open } from "node:fs/promises";
+import { readConfigJson } from "./configFile.ts";
 import { z } from "zod";
 import { UserError } from "../errors.ts";
 import type { Role } from "./users.ts";
@@ -226,30 +226,14 @@ function fixFor(segments: readonly PropertyKey[]): string {
 
 /** Reads and checks a rules file. A missing file is an error: when no file is configured, use DEFAULT_ACCESS_RULES. */
 export async function loadAccessRules(file: string): Promise<AccessRule[]> {
-  let text: string;
-  try {
-    const handle = await open(file, "r");
-    try {
-      const { size } = await handle.stat();
-      if (size > MAX_ACCESS_RULES_FILE_BYTES) {
-        throw new UserError(`the access rules file is ${size} bytes, more than the ${MAX_ACCESS_RULES_FILE_BYTES} accepted`, { where: file, fix: "check that this is the access rules file (templates/access-rules.json shows one)" });
-      }
-      text = await handle.readFile("utf8");
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if (error instanceof UserError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    const fix = code === "ENOENT" ? "give the path of an existing file (copy templates/access-rules.json), or configure none to use the default rules" : "check the path and that the service's account may read it";
-    throw new UserError(`cannot read the access rules file: ${(error as Error).message}`, { where: file, fix, cause: error });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UserError(`the access rules file is not valid JSON: ${(error as Error).message}`, { where: file, fix: "fix the JSON syntax (templates/access-rules.json is a valid example)" });
-  }
+  const json = await readConfigJson(file, {
+    what: "access rules file",
+    maxBytes: MAX_ACCESS_RULES_FILE_BYTES,
+    sizeFix: "check that this is the access rules file (templates/access-rules.json shows one)",
+    readFix: "check the path and that the service's account may read it",
+    syntaxFix: "fix the JSON syntax (templates/access-rules.json is a valid example)",
+    missingFix: "give the path of an existing file (copy templates/access-rules.json), or configure none to use the default rules",
+  });
   return parseAccessRules(json, file);
 }
 

@@ -3,10 +3,11 @@
  * load; written to a temporary file in the same directory and renamed, so a reader never sees half a file.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { UserError } from "../errors.ts";
+import { readConfigJson } from "./configFile.ts";
 import { pepperFromEnvironment, STORED_HASH, type Pepper } from "./passwords.ts";
 
 export const DEFAULT_USERS_FILE = "config/users.json";
@@ -44,27 +45,14 @@ export function resolveUsersFile(flag: string | undefined, env: NodeJS.ProcessEn
 
 /** The users file, or an empty list when it does not exist yet. */
 export async function loadUsers(file: string): Promise<UsersFile> {
-  let text: string;
-  try {
-    const handle = await open(file, "r");
-    try {
-      const { size } = await handle.stat();
-      if (size > MAX_USERS_FILE_BYTES) throw new UserError(`the users file is ${size} bytes, more than the ${MAX_USERS_FILE_BYTES} accepted`, { where: file, fix: "check that this is the users file (ashcast user list reads it)" });
-      text = await handle.readFile("utf8");
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyUsersFile();
-    if (error instanceof UserError) throw error;
-    throw new UserError(`cannot read the users file: ${(error as Error).message}`, { where: file, fix: "check the path (--users or ASHCAST_USERS_FILE) and that the service's account may read it", cause: error });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UserError(`the users file is not valid JSON: ${(error as Error).message}`, { where: file, fix: "fix the JSON syntax, or restore the file from a backup" });
-  }
+  const json = await readConfigJson(file, {
+    what: "users file",
+    maxBytes: MAX_USERS_FILE_BYTES,
+    sizeFix: "check that this is the users file (ashcast user list reads it)",
+    readFix: "check the path (--users or ASHCAST_USERS_FILE) and that the service's account may read it",
+    syntaxFix: "fix the JSON syntax, or restore the file from a backup",
+  });
+  if (json === undefined) return emptyUsersFile();
   const parsed = UsersFile.safeParse(json);
   if (!parsed.success) {
     const problem = parsed.error.issues[0]!;
