@@ -92,11 +92,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
       .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES);
 
-  /** Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before anything is built or listens. */
-  const refuseUnusableUsers = async (flags: ServeFlags) => {
-    await signInSettings(flags.users);
-  };
-
   const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string }) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
@@ -120,7 +115,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--dist <dir>", "the dist directory (env ASHCAST_DIST)")
     .action(async (flags: ServeFlags & { dist?: string }) => {
       const settings = resolveBuildSettings({ ...(flags.dist ? { out: flags.dist } : {}) });
-      await refuseUnusableUsers(flags);
       const server = await listen(settings.distDir, flags);
       await untilSignal();
       await server.close();
@@ -130,7 +124,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
-      await refuseUnusableUsers(flags);
+      // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
+      // build; `serve` is stopped by startServer itself, before it listens.
+      await signInSettings(flags.users);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
