@@ -29,6 +29,13 @@ const PREFLIGHT_HEADERS = {
   "access-control-max-age": "86400",
 } as const;
 
+/** A browser signing in from another origin: a form POST. */
+const LOGIN_PREFLIGHT_HEADERS = {
+  ...PREFLIGHT_HEADERS,
+  "access-control-allow-methods": "POST",
+  "access-control-allow-headers": "Content-Type",
+} as const;
+
 /** What the app needs of a release source (ReleaseSource, or a fixed release in tests). */
 export interface ReleaseView {
   readonly current: ServedRelease | undefined;
@@ -180,7 +187,7 @@ export function createApp(options: AppOptions): Hono {
     createTokenEndpoint({ users: {}, peppers: [], backoff: new LoginBackoff(), issueToken: () => Promise.reject(new Error("Internal error: a token was issued without users")) });
   for (const path of [`${base}/token`, `${base}/login`]) {
     app.post(path, tokenEndpoint);
-    app.options(path, () => new Response(null, { status: 204, headers: { allow: LOGIN_ALLOW, ...CORS_HEADERS, "access-control-allow-methods": "POST", "access-control-allow-headers": "Content-Type", "access-control-max-age": "86400" } }));
+    app.options(path, () => new Response(null, { status: 204, headers: { allow: LOGIN_ALLOW, ...LOGIN_PREFLIGHT_HEADERS } }));
     app.all(path, () => problemResponse(405, `only ${LOGIN_ALLOW} are allowed here`, { allow: LOGIN_ALLOW }));
   }
   // Protected by the access rules (operator). The reftime's folders leave runs/ for the archive; the next

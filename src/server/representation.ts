@@ -61,13 +61,8 @@ export class Representations {
         ? noneMatchHits(request.ifNoneMatch, stored.etag)
         : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, prepared.modifiedMs);
     const headers = notModified ? prepared.notModified : prepared.ok;
-    headers[EXPIRES_AT] = this.#expiresIn(cacheSeconds);
+    headers[EXPIRES_AT] = this.expiresIn(cacheSeconds);
     return { status: notModified ? 304 : 200, stored, headers };
-  }
-
-  /** `Expires` for a response that may be reused `cacheSeconds` from now. */
-  expiresIn(cacheSeconds: number): string {
-    return this.#expiresIn(cacheSeconds);
   }
 
   #encoding(acceptEncoding: string | undefined, artefact: Artefact): Encoding {
@@ -107,7 +102,8 @@ export class Representations {
     return prepared;
   }
 
-  #expiresIn(cacheSeconds: number): string {
+  /** `Expires` for a response that may be reused `cacheSeconds` from now, formatted once per second. */
+  expiresIn(cacheSeconds: number): string {
     const nowMs = this.#now();
     const second = Math.floor(nowMs / 1000);
     if (second !== this.#expiresSecond) {
