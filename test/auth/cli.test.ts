@@ -37,12 +37,26 @@ function ashcast(args: string[], stdin: string, env: NodeJS.ProcessEnv = { AUTH_
     child.on("error", reject);
     child.on("spawn", () => {
       // Read before the password is written: nothing else could have put it there.
-      if (existsSync(`/proc/${child.pid}/cmdline`)) {
-        readFile(`/proc/${child.pid}/cmdline`, "utf8").then((text) => (cmdline = text.replaceAll("\0", " ")), () => {}).finally(() => child.stdin.end(stdin));
-      } else child.stdin.end(stdin);
+      readSettledCmdline(child.pid).then((text) => (cmdline = text)).finally(() => child.stdin.end(stdin));
     });
     child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr, cmdline }));
   });
+}
+
+/**
+ * The shebang runs /usr/bin/env, which then execs node: while that second exec is under way the kernel shows an
+ * empty command line. Wait (the child blocks on stdin meanwhile) until node's own arguments are visible.
+ */
+async function readSettledCmdline(pid: number | undefined): Promise<string> {
+  const procFile = `/proc/${pid}/cmdline`;
+  if (pid === undefined || !existsSync(procFile)) return "";
+  let text = "";
+  for (let attempt = 0; attempt < 100; attempt++) {
+    text = (await readFile(procFile, "utf8").catch(() => "")).replaceAll("\0", " ");
+    if (text.includes("bin/ashcast")) return text;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return text;
 }
 
 let dir: string;
