@@ -767,7 +767,7 @@ detail.push(`| PNG alternatives, ${sample.length} of the band images: Skia's enc
 detail.push(`| … the whole image (draw + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f0(median(alt.w600Bytes) / 1024)} KB median |`);
 detail.push(`| … the same pixels: \`getImageData\` + RGBA PNG, filter none, zlib level 3 | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f0(median(alt.zlibBytes) / 1024)} KB median |`);
 detail.push(`| gzip level 9 of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
-detail.push(`| brotli as built (quality 11 for JSON below 32 KB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
+detail.push(`| brotli as built (quality 11 for JSON below 4 KiB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
 detail.push(`| for comparison: gzip level 6 | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
 detail.push(`| for comparison: brotli quality 5 | ${s2(compress.brotli5)} | ${f1(compress.brotli5 / texts.length)} | → ${mb(compress.bytesBrotli5)} MB |`);
 const detailTable = detail.join("\n");

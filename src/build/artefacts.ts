@@ -31,12 +31,13 @@ export interface ArtefactDraft {
 }
 
 /**
- * Brotli quality: the best (11) for JSON below 32 KiB, the run model and the lists every client
- * fetches; 5 for the rest (hundreds of KML per model run, the feed), which is ~40x faster for ~13%
- * more bytes on KML (measured: 0.5 vs 18 ms per 14 KiB body); quality 9 is no smaller than 5 there.
+ * Brotli quality: the best (11) for JSON below 4 KiB (a small run model, the lists of a few runs), where it
+ * costs at most ~3 ms and saves ~8%; 5 for everything else. Above that size quality 11 costs far more than
+ * it saves (measured: 56 ms to save 87 bytes on a 16 KiB run model, 33 ms to save nothing on a 22 KiB
+ * reftimes list, 0.5 vs 18 ms per 14 KiB KML), and 9 is no smaller than 5 on this kind of text.
  */
 export function brotliQuality(draft: Pick<ArtefactDraft, "contentType" | "body">): number {
-  return draft.contentType === CONTENT_TYPES.json && draft.body.length < 32 * 1024 ? 11 : 5;
+  return draft.contentType === CONTENT_TYPES.json && draft.body.length < 4 * 1024 ? 11 : 5;
 }
 
 /**
