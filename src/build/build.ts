@@ -11,6 +11,7 @@ import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
 import { RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
+import { arrayJson, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
 import { compactInstant, formatInstant, parseInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { resourceKey, runPngKey } from "./artefactNames.ts";
@@ -135,25 +136,24 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const decision = decidePublished(runs);
   for (const [folder, state] of Object.entries(runs)) {
     const served = decision.servedBuild.get(folder);
-    runs[folder] = { ...state, lastGood: served };
+    // An unchanged run keeps its state object, and with it the JSON text already made of it (memoJson).
+    if (state.lastGood !== served) runs[folder] = { ...state, lastGood: served };
   }
 
   // 3. Changelog events: compare with what was served before.
   const events: ChangelogEvent[] = [];
-  const before = new Map(Object.entries(prevState.published).flatMap(([reftime, folder]) => {
-    const build = prevState.runs[folder]?.lastGood;
-    return build ? [[reftime, build] as const] : [];
-  }));
+  const servedBefore = (reftime: string) => (Object.hasOwn(prevState.published, reftime) ? prevState.runs[prevState.published[reftime]!]?.lastGood : undefined);
   for (const [reftime, build] of decision.byReftime) {
-    const old = before.get(reftime);
+    const old = servedBefore(reftime);
     if (!old) events.push(publishedEvent(await readModel(distDir, build), now));
     else if (old.contentSha256 !== build.contentSha256) {
       const [oldList, newList] = await Promise.all([readRunArtefacts(distDir, old), readRunArtefacts(distDir, build)]);
       events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(oldList, newList), now));
     }
   }
-  for (const [reftime, old] of before) {
-    if (!decision.byReftime.has(reftime)) events.push(withdrawnEvent(reftime, old.type, now));
+  for (const reftime of Object.keys(prevState.published)) {
+    const old = decision.byReftime.has(reftime) ? undefined : servedBefore(reftime);
+    if (old) events.push(withdrawnEvent(reftime, old.type, now));
   }
   for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
   const history = [...events, ...prevState.events].slice(0, MAX_CHANGELOG_EVENTS);
@@ -163,9 +163,10 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const allIssues = runReports.flatMap((r) => r.issues);
   const reftimes = [...decision.byReftime.keys()].sort().reverse();
   const withdrawn = events.filter((e) => e.kind === "withdrawn").map((e) => e.reftime);
-  const digest = createHash("sha256")
-    .update(JSON.stringify({ served: [...decision.byReftime].map(([r, b]) => [r, b.dir]), runs: runReports.map(({ rebuilt: _, ...rest }) => rest) }))
-    .digest("hex");
+  // What is served, and what is reported apart from why runs were rebuilt: equal means nothing to publish.
+  const digester = createHash("sha256").update(JSON.stringify([...decision.byReftime].map(([r, b]) => [r, b.dir])));
+  for (const run of runReports) digester.update(run.rebuilt === undefined ? entryJson(run) : JSON.stringify({ ...run, rebuilt: undefined }));
+  const digest = digester.digest("hex");
 
   const report: BuildReport = {
     release: previous?.id ?? "",
@@ -207,7 +208,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     // A run's Last-Modified is when its current content was first served under this reftime, whenever
     // it was built (a conflict loser built long ago becomes new content the moment it takes over).
     const before = previous?.index.runs[reftime];
-    indexRuns[reftime] = {
+    const entry: ReleaseIndex["runs"][string] = {
       reftime,
       type: build.type,
       source: decision.folderOf.get(reftime)!,
@@ -217,20 +218,22 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       json: build.json,
       ...(build.png ? { png: build.png } : {}),
     };
+    // The unchanged entry of the previous release is kept, and with it its JSON text (memoJson).
+    indexRuns[reftime] = before && sameFlatRecord(before, entry) ? before : entry;
   }
   const state: BuildState = {
     format: BUILD_STATE_FORMAT,
     pipeline,
     files,
     runs,
-    published: Object.fromEntries([...decision.folderOf].sort()),
+    published: sortKeys(Object.fromEntries(decision.folderOf)),
     events: history,
     digest,
     publicUrl: options.publicUrl,
   };
   // The lists are compressed on the thread pool while this thread serialises the state.
   const [written] = await Promise.all([
-    writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: jsonBody(report) }]),
+    writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: Buffer.from(`${objectJson(report, { runs: arrayJson(report.runs) })}\n`) }]),
     writeFile(path.join(staged.dir, STATE_FILE), encodeState(state)),
     writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(runDirsUsed(indexRuns, state))),
   ]);
@@ -251,7 +254,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
     artefacts: sortKeys(artefacts),
   };
-  await switchToRelease(distDir, staged, releaseId, index);
+  await switchToRelease(distDir, staged, releaseId, `${objectJson(index, { runs: recordJson(index.runs) })}\n`);
   const garbage = await collectGarbage(distDir, nowDate.getTime());
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
@@ -371,18 +374,39 @@ export function decidePublished(runs: Readonly<Record<string, RunState>>): Publi
   return decision;
 }
 
+/** The report entry last made for each run state, reused while it says the same (its JSON text with it). */
+const reportOf = new WeakMap<RunState, RunReport>();
+
 function reportRun(folder: string, state: RunState, decision: PublishDecision, rebuilt: string | undefined): RunReport {
+  const { status, note } = runStatus(folder, state, decision);
+  const cached = reportOf.get(state);
+  if (cached && cached.folder === folder && cached.status === status && cached.note === note && cached.rebuilt === rebuilt) return cached;
+  const build = state.current ?? state.lastGood;
+  const report: RunReport = {
+    folder,
+    ...(build ? { reftime: build.reftime, type: build.type } : {}),
+    ...(rebuilt ? { rebuilt } : {}),
+    issues: state.issues,
+    status,
+    ...(note ? { note } : {}),
+  };
+  reportOf.set(state, report);
+  return report;
+}
+
+function runStatus(folder: string, state: RunState, decision: PublishDecision): Pick<RunReport, "status" | "note"> {
   const served = decision.servedBuild.get(folder);
   const loser = decision.losers.get(folder);
-  const build = state.current ?? state.lastGood;
-  const base = { folder, ...(build ? { reftime: build.reftime, type: build.type } : {}), ...(rebuilt ? { rebuilt } : {}), issues: state.issues };
-  if (served && state.current === served) return { ...base, status: "published" };
+  if (served && state.current === served) return { status: "published" };
   if (served) {
-    return { ...base, status: "kept-last-good", note: state.waiting ? "files are still arriving; the last good version stays published" : "its files are invalid now; the last good version stays published until they are fixed or the folder is removed" };
+    return {
+      status: "kept-last-good",
+      note: state.waiting ? "files are still arriving; the last good version stays published" : "its files are invalid now; the last good version stays published until they are fixed or the folder is removed",
+    };
   }
-  if (loser?.status === "duplicate") return { ...base, status: "duplicate", note: `same content as ${loser.winner}, which is published` };
-  if (loser) return { ...base, status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last)` };
-  return { ...base, status: state.waiting ? "waiting" : "invalid" };
+  if (loser?.status === "duplicate") return { status: "duplicate", note: `same content as ${loser.winner}, which is published` };
+  if (loser) return { status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last)` };
+  return { status: state.waiting ? "waiting" : "invalid" };
 }
 
 /**
@@ -433,6 +457,11 @@ function volcanoesResource(served: RunBuild[]): ArtefactDraft {
   }
   const body = jsonBody([...volcanoes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)));
   return { key: resourceKey(VOLCANOES_RESOURCE), file: `resources/${VOLCANOES_RESOURCE}`, contentType: CONTENT_TYPES.json, body, resourceName: VOLCANOES_RESOURCE };
+}
+
+function sameFlatRecord(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {

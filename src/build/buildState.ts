@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
+import { objectJson, recordJson } from "../formats/memoJson.ts";
 
 export const BUILD_STATE_FORMAT = 3;
 
@@ -75,8 +76,17 @@ const StoredBuildState = BuildState.extend({ runs: z.record(z.string(), StoredRu
 
 export function encodeState(state: BuildState): string {
   const runs: Record<string, z.infer<typeof StoredRunState>> = {};
-  for (const [folder, run] of Object.entries(state.runs)) runs[folder] = run.lastGood !== undefined && run.lastGood === run.current ? { ...run, lastGood: "current" } : run;
-  return `${JSON.stringify({ ...state, runs })}\n`;
+  for (const [folder, run] of Object.entries(state.runs)) runs[folder] = storedRun(run);
+  return `${objectJson(state, { files: recordJson(state.files), runs: recordJson(runs) })}\n`;
+}
+
+/** A run's form in state.json, one object per run state, so that its text is serialised once (memoJson). */
+const storedRuns = new WeakMap<RunState, z.infer<typeof StoredRunState>>();
+function storedRun(run: RunState): z.infer<typeof StoredRunState> {
+  if (run.lastGood === undefined || run.lastGood !== run.current) return run;
+  let stored = storedRuns.get(run);
+  if (!stored) storedRuns.set(run, (stored = { ...run, lastGood: "current" }));
+  return stored;
 }
 
 /** The state of state.json, or undefined when it is not one this version wrote (a full rebuild follows). */

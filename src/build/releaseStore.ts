@@ -163,11 +163,11 @@ export async function createStagingDir(distDir: string, parent: string): Promise
   };
 }
 
-/** Writes the index last into the staged release, renames it into place and swaps `current` to it. */
-export async function switchToRelease(distDir: string, staged: { dir: string; commit(name: string): Promise<void> }, id: string, index: ReleaseIndex): Promise<void> {
+/** Writes the index (its JSON text) last into the staged release, renames it into place and swaps `current` to it. */
+export async function switchToRelease(distDir: string, staged: { dir: string; commit(name: string): Promise<void> }, id: string, indexText: string): Promise<void> {
   const indexPath = path.join(staged.dir, INDEX_FILE);
   const handle = await open(indexPath, "w");
-  await handle.writeFile(`${JSON.stringify(index)}\n`);
+  await handle.writeFile(indexText);
   await handle.sync();
   await handle.close();
   await staged.commit(id);
@@ -198,12 +198,11 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   }
   const used = new Set<string>();
   for (const id of kept) {
-    try {
-      for (const dir of JSON.parse(await readFile(path.join(releasesDir, id, DIRS_FILE), "utf8")) as string[]) used.add(dir);
-    } catch {
-      return { releases, runs: 0 }; // a kept release without its list: delete no run data it might use
-    }
+    const dirs = await dirsOfRelease(path.join(releasesDir, id));
+    if (!dirs) return { releases, runs: 0 }; // a kept release without its list: delete no run data it might use
+    for (const dir of dirs) used.add(dir);
   }
+  for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
   for (const name of await readdir(path.join(distDir, RUNS_DIR)).catch(() => [] as string[])) {
     if (!name.startsWith(TMP_PREFIX) && !used.has(`${RUNS_DIR}/${name}`)) {
@@ -212,6 +211,22 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
     }
   }
   return { releases, runs };
+}
+
+/** A release's dirs.json as read before: releases are immutable, so a long-running watcher reads each once. */
+const dirsOfReleaseRead = new Map<string, readonly string[]>();
+
+async function dirsOfRelease(releaseDir: string): Promise<readonly string[] | undefined> {
+  let dirs = dirsOfReleaseRead.get(releaseDir);
+  if (!dirs) {
+    try {
+      dirs = JSON.parse(await readFile(path.join(releaseDir, DIRS_FILE), "utf8")) as string[];
+    } catch {
+      return undefined;
+    }
+    dirsOfReleaseRead.set(releaseDir, dirs);
+  }
+  return dirs;
 }
 
 /** Writes a small file in a staging directory (creating sub-directories). */
