@@ -4,7 +4,7 @@
  * so a build with 1,000 unchanged runs costs stats, not reads.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import { createReadStream, lstatSync, readdirSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 
@@ -70,7 +70,7 @@ export async function listRunFolders(runsDir: string, exclude?: string): Promise
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Folders scanned at once: the scan is stat calls, cheap alone and slow one after another. */
+/** Folders scanned at once: only hashing a new or changed file waits on I/O. */
 const SCAN_CONCURRENCY = 32;
 
 /**
@@ -100,11 +100,16 @@ function linkedFolder(runsDir: string, folder: string): ScannedRun {
   return { folder, absolutePath: path.join(runsDir, folder), files: [], partial: [], refused: [{ name: ".", why }] };
 }
 
+/**
+ * Lists and stats synchronously: through the thread pool each call costs a round trip several times the call
+ * itself (measured: 1,000 folders of 2 files in 35 ms synchronously, 92 ms as promises 32 at a time). Builds
+ * never share a thread with request handling (`start` runs them in a worker), so the brief block is harmless.
+ */
 export async function scanRun(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>): Promise<{ run: ScannedRun; fingerprints: FolderFingerprints }> {
   const absolutePath = path.join(runsDir, folder);
   const run: ScannedRun = { folder, absolutePath, files: [], partial: [], refused: [] };
   const fingerprints: FolderFingerprints = {};
-  const names = (await readdir(absolutePath)).sort();
+  const names = readdirSync(absolutePath).sort();
   for (const name of names) {
     if (name.endsWith(".part")) {
       run.partial.push(name);
@@ -112,13 +117,8 @@ export async function scanRun(runsDir: string, folder: string, cache: Readonly<F
     }
     if (isTemporaryName(name)) continue;
     const filePath = path.join(absolutePath, name);
-    let stats;
-    try {
-      stats = await lstat(filePath);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // removed while we looked
-      throw error;
-    }
+    const stats = lstatSync(filePath, { throwIfNoEntry: false });
+    if (!stats) continue; // removed while we looked
     if (stats.isSymbolicLink()) {
       run.refused.push({ name, why: "is a symbolic link; links are not followed, so nothing outside runs/ can be published" });
       continue;
