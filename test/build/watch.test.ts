@@ -154,9 +154,11 @@ async function waitServed(session: Session, reftime: string, what: string, check
 
 /**
  * Writes `body` in chunks with pauses, as a slow copy does: by default small chunks and pauses shorter
- * than the stability threshold; `chunks` splits it into that many parts instead.
+ * than the stability threshold; `chunks` splits it into that many parts instead. `stall`, when given, is
+ * awaited once after the first chunk: a copy that stalls mid-file, so that a build surely sees it half-written.
  */
-async function writeSlowly(file: string, body: string, random: () => number, pauseMs: [number, number] = [40, 120], chunks?: number): Promise<number> {
+async function writeSlowly(file: string, body: string, random: () => number, options: { pauseMs?: [number, number]; chunks?: number; stall?: () => Promise<void> } = {}): Promise<number> {
+  const { pauseMs = [40, 120], chunks, stall } = options;
   const handle = await open(file, "w");
   let written = 0;
   try {
@@ -164,6 +166,7 @@ async function writeSlowly(file: string, body: string, random: () => number, pau
       const size = chunks ? Math.ceil(body.length / chunks) : 250 + Math.floor(random() * 500);
       await handle.write(body.slice(at, at + size));
       at += size;
+      if (written === 0) await stall?.();
       await sleep(pauseMs[0] + Math.floor(random() * (pauseMs[1] - pauseMs[0])));
     }
   } finally {
@@ -190,9 +193,11 @@ describe("watchRuns: files arriving slowly", () => {
 
     await mkdir(path.join(s.runsDir, "run-b"));
     let chunks = 0;
+    // The copy stalls once, mid-file, until a build has looked at the half-copied run.
+    const stall = () => waitFor("a build of half-copied run B", async () => s.outcomes.slice(buildsBefore).some((o) => reportOf(o, "run-b")));
     for (const [name, body] of runFiles(b)) {
       if (name === "run.json") await writeFile(path.join(s.runsDir, "run-b", name), body);
-      else chunks += await writeSlowly(path.join(s.runsDir, "run-b", name), body, random);
+      else chunks += await writeSlowly(path.join(s.runsDir, "run-b", name), body, random, chunks === 0 ? { stall } : {});
     }
     expect(chunks).toBeGreaterThan(8);
     await waitServed(s, b.reftime, "run B published", (model) => model !== undefined);
@@ -222,10 +227,14 @@ describe("watchRuns: files arriving slowly", () => {
     const s = await startSession((runs) => writeRun(runs, "run-a", before));
     const after: RunSpec = { ...before, description: "Run A, second version.", steps: 6 };
 
-    // run.json first (a change that starts a build), then each KML slowly, truncated as a copy does.
+    // run.json first (a change that starts a build), then each KML slowly, truncated as a copy does; the
+    // first stalls mid-file until a build has seen the half-rewritten run.
+    const stall = () => waitFor("a build of half-rewritten run A", async () => s.outcomes.some((o) => reportOf(o, "run-a")?.status === "kept-last-good"));
+    let first = true;
     for (const [name, body] of runFiles(after)) {
       if (name === "run.json") await writeFile(path.join(s.runsDir, "run-a", name), body);
-      else await writeSlowly(path.join(s.runsDir, "run-a", name), body, random);
+      else await writeSlowly(path.join(s.runsDir, "run-a", name), body, random, first ? { stall } : {});
+      if (name !== "run.json") first = false;
     }
     await waitServed(s, after.reftime, "the second version published", (model) => model?.meta.description === after.description && model.meta.timesteps.length === 6);
     await s.watcher.idle();
@@ -257,7 +266,7 @@ describe("watchRuns: files arriving slowly", () => {
     await mkdir(staging);
     for (const [name, body] of runFiles(b)) {
       // Long pauses (longer than the stability threshold) inside and between files.
-      await writeSlowly(path.join(staging, name), body, random, [STABILITY_MS + 150, STABILITY_MS + 300], 2);
+      await writeSlowly(path.join(staging, name), body, random, { pauseMs: [STABILITY_MS + 150, STABILITY_MS + 300], chunks: 2 });
     }
     await sleep(QUIET_MS);
     expect(s.outcomes.length, "a change inside run-b.part started a build").toBe(buildsBefore);
