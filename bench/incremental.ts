@@ -24,6 +24,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { build, type BuildResult } from "../src/build/build.ts";
+import { MAX_CHANGELOG_EVENTS } from "../src/build/changelog.ts";
 // The tests' seeded mulberry32, so every benchmark run builds the same inputs.
 import { seededRandom } from "../test/build/crashFixtures.ts";
 
@@ -332,6 +333,20 @@ async function main(): Promise<void> {
       cases.push(c);
     }
 
+    // The feed keeps the last MAX_CHANGELOG_EVENTS changes, whatever N is. A full build of 1,000 runs fills it;
+    // a service with 10 runs fills it after as many changes. Every N starts the timed rebuilds with a full
+    // history, as a service that has run for a while has, so that only N differs between them.
+    for (const c of cases) {
+      let events = c.full!.result.current.state?.events.length ?? 0;
+      for (let k = 0; events < MAX_CHANGELOG_EVENTS; k++) {
+        const spec = c.specs[k % c.n]!;
+        await writeFile(path.join(c.runsDir, spec.folder, "run.json"), runJson(spec, 10_000 + k));
+        const result = await build({ runsDir: c.runsDir, distDir: c.distDir, publicUrl: PUBLIC_URL, now: tick });
+        events = result.current.state?.events.length ?? MAX_CHANGELOG_EVENTS;
+      }
+      progress(`N=${c.n}: changelog history full (${events} events)`);
+    }
+
     // Interleaved: repeat r changes one run in every N before moving on, so drift hits all N alike.
     // One unrecorded round first (the first incremental build of a process runs colder code paths).
     for (let r = 0; r <= options.repeats; r++) {
@@ -461,6 +476,8 @@ full build, then ${options.repeats} times changes one file of one run (alternate
 vertex of the KML) and calls \`build()\` in-process, sequentially, timing wall clock with \`performance.now()\`.
 A build where nothing changed (which must return \`published: false\`) is timed too: it is the floor every
 build pays before any run is read. Every rebuild is checked to rebuild exactly one run, with no error.
+Before the timed rebuilds every N is given a full changelog history (${MAX_CHANGELOG_EVENTS} events, by changing runs
+one at a time): a full build of 1,000 runs fills it at once, and the feed's cost depends on its length, not on N.
 The *watch path* is the same change published as \`ashcast watch\` publishes it: the build is told which
 folder the watcher saw change and is handed the release it published last, so it neither scans the other
 folders nor reads back the state it holds in memory.
