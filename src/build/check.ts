@@ -10,7 +10,8 @@ import { UserError } from "../errors.ts";
 import { decidePublished } from "./build.ts";
 import type { RunState } from "./buildState.ts";
 import { renderRun } from "./renderRun.ts";
-import { isRunFolderName, listRunFolders, scanRun, scanRuns, type ScannedRun } from "./scanRuns.ts";
+import { isRunFolderName } from "../contract/runFolderNames.ts";
+import { listRunFolders, scanRun, scanRuns, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
 

@@ -15,6 +15,7 @@ import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
 import { decodeState, type BuildState } from "./buildState.ts";
+import { isProcessAlive } from "../os/processes.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
@@ -59,7 +60,7 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
       const text = await readFile(lockPath, "utf8").catch(() => undefined);
       if (text === undefined) continue; // released in between: try again
       const holder = Number.parseInt(text, 10);
-      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+      if (Number.isInteger(holder) && holder !== process.pid && isProcessAlive(holder)) {
         throw new UserError(`another build is running (pid ${holder})`, {
           where: distDir,
           fix: `wait for it to finish, or stop process ${holder}; only one build may write ${distDir} at a time`,
@@ -81,14 +82,6 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, lstatSync, readdirSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
+import { isRunFolderName, isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface FileFingerprint {
   size: number;
@@ -33,25 +34,6 @@ export interface ScannedRun {
   partial: string[];
   /** Entries that are not plain files (directories, symlinks): never read. */
   refused: Array<{ name: string; why: string }>;
-}
-
-/** Folder names that are not runs: hidden, private (`_resources`), or still being copied. */
-export function isRunFolderName(name: string): boolean {
-  return !name.startsWith(".") && !name.startsWith("_") && !isTemporaryName(name);
-}
-
-/** Names of files that are never inputs: hidden files, partial uploads, editor temporaries. */
-export function isTemporaryName(name: string): boolean {
-  return (
-    name.startsWith(".") ||
-    name.endsWith(".part") ||
-    name.endsWith(".tmp") ||
-    name.endsWith("~") ||
-    name.endsWith(".swp") ||
-    name.endsWith(".swx") ||
-    (name.startsWith("#") && name.endsWith("#")) ||
-    name.startsWith(".~lock.")
-  );
 }
 
 /** Fingerprints of one folder's files by name, as the last build saw them. */

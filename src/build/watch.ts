@@ -11,7 +11,7 @@ import path from "node:path";
 import chokidar, { type FSWatcher } from "chokidar";
 import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
-import { isTemporaryName } from "./scanRuns.ts";
+import { isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface WatchOptions extends BuildOptions {
   /** Quiet time on runs/ before a build starts. */
@@ -60,7 +60,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
       // Only the folders the events named are looked at: a change costs the same with 10 runs or 1,000.
       const result = await build({ ...options, ...(folders ? { changedFolders: folders } : {}), ...(current ? { previous: current } : {}) });
       current = result.current;
-      if (since !== undefined && result.published) log(`published ${Date.now() - since} ms after the last change was written`);
+      if (since !== undefined && result.published) log(`published ${Math.round(Date.now() - since)} ms after the last change was written`);
       options.onBuild?.({ result });
     } catch (error) {
       // A failed build leaves the last release served; say why and keep watching. Its folders are

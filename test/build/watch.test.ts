@@ -219,6 +219,8 @@ describe("watchRuns: files arriving slowly", () => {
     }
     for (const sample of s.poller.releases.values()) expect(sample.models.has(a.reftime), `run A served by ${sample.release}`).toBe(true);
     await expectWholeTree(s.distDir);
+    // The publish latency of the change, in whole milliseconds.
+    expect(s.logs.some((line) => /^published \d+ ms after the last change was written$/.test(line)), s.logs.join("\n")).toBe(true);
   });
 
   test("a run rewritten slowly in place keeps its last good version served until the new one is whole", async () => {

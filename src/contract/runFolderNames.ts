@@ -1,0 +1,20 @@
+/** Names in runs/ that the pipeline never reads: shared by the build, the watcher and uploads. */
+
+/** Folder names that are not runs: hidden, private (`_resources`), or still being copied. */
+export function isRunFolderName(name: string): boolean {
+  return !name.startsWith(".") && !name.startsWith("_") && !isTemporaryName(name);
+}
+
+/** Names of files that are never inputs: hidden files, partial uploads, editor temporaries. */
+export function isTemporaryName(name: string): boolean {
+  return (
+    name.startsWith(".") ||
+    name.endsWith(".part") ||
+    name.endsWith(".tmp") ||
+    name.endsWith("~") ||
+    name.endsWith(".swp") ||
+    name.endsWith(".swx") ||
+    (name.startsWith("#") && name.endsWith("#")) ||
+    name.startsWith(".~lock.")
+  );
+}
