@@ -18,7 +18,7 @@ export interface WatchWorker {
 /** Starts the watcher in a worker thread; its log lines go to `log`. */
 export function startWatchWorker(options: WorkerOptions, log: (line: string) => void): WatchWorker {
   // A worker does not inherit this process's loaders: its entry registers them as bin/ashcast does.
-  const worker = new Worker(new URL("./watchWorkerBoot.mjs", import.meta.url), { workerData: options });
+  const worker = new Worker(new URL("./workerBoot.mjs", import.meta.url), { workerData: { entry: import.meta.url, watch: options } });
   let built: () => void = () => {};
   const firstBuild = new Promise<void>((resolve) => (built = resolve));
   worker.on("message", (message: { log?: string; built?: true }) => {
@@ -39,10 +39,11 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   };
 }
 
-if (!isMainThread && parentPort && (workerData as WorkerOptions | undefined)?.runsDir) {
+const watchOptions = isMainThread ? undefined : (workerData as { watch?: WorkerOptions } | undefined)?.watch;
+if (parentPort && watchOptions) {
   const port = parentPort;
   const watcher = await watchRuns({
-    ...(workerData as WorkerOptions),
+    ...watchOptions,
     log: (line) => port.postMessage({ log: line }),
     onBuild: () => port.postMessage({ built: true }),
   });

@@ -1,6 +1,8 @@
-// Entry of the watcher's worker thread (see watchWorker.ts): the same loaders as bin/ashcast, then the watcher.
+// Entry of ashcast's worker threads (watchWorker.ts, checkWorker.ts): a worker does not inherit its parent's
+// loaders, so it registers them as bin/ashcast does, then loads the module named in workerData.entry.
+import { workerData } from "node:worker_threads";
 import { register } from "tsx/esm/api";
 
 await import("h5wasm/node");
 register();
-await import("./watchWorker.ts");
+await import(workerData.entry);
