@@ -10,6 +10,7 @@ import { AshcastError, UserError, formatError, InternalError } from "../errors.t
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
+import type { PipelineSettings } from "../build/pipelineSettings.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
 
@@ -92,7 +93,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
       .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES);
 
-  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string }) => {
+  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings }) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
     const server = await startServer({
@@ -131,7 +132,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir });
+      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings });
       await untilSignal();
       await server.close();
       await watcher.close();

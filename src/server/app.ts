@@ -4,6 +4,7 @@
  * ETags and dates were all made at build time and are held in memory.
  */
 import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
 import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { formatInstant } from "../time/instant.ts";
@@ -17,6 +18,9 @@ import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
 import { createAccessControl, signedInUser, type AccessControl } from "./accessControl.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
 import { withdrawFolders } from "../operator/withdraw.ts";
+import { DEFAULT_UPLOAD_LIMITS, formatBytes, type UploadLimits } from "../operator/upload/receive.ts";
+import { uploadRun } from "../operator/upload/uploadRun.ts";
+import type { CheckResult } from "../build/check.ts";
 import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
@@ -60,10 +64,19 @@ export interface AppOptions {
   /** GET /config: the effective configuration, secrets left out; made once at start. */
   effectiveConfig?: Record<string, unknown>;
   /** What operator actions need; without it they answer 503 (`serve` alone does not know runs/). */
-  operator?: { runsDir: string; archiveDir: string; audit: AuditLog };
+  operator?: OperatorOptions;
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
   tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
+}
+
+export interface OperatorOptions {
+  runsDir: string;
+  archiveDir: string;
+  audit: AuditLog;
+  /** Validates an uploaded run folder as a build would (checkInWorker); uploads answer 503 without it. */
+  validate?: (dir: string) => Promise<CheckResult>;
+  uploadLimits?: UploadLimits;
 }
 
 /** `prefix` checked and without trailing slashes, followed by the product path. */
@@ -217,6 +230,56 @@ export function createApp(options: AppOptions): Hono {
     }
   });
   app.all(`${base}/withdraw`, () => problemResponse(405, "only POST is allowed here", { allow: "POST" }));
+
+  // Protected by the access rules (operator). A run's files (multipart) or one zip archive: validated as a
+  // build would, then moved into runs/ whole, where the watcher publishes it.
+  const uploadLimits = options.operator?.uploadLimits ?? DEFAULT_UPLOAD_LIMITS;
+  let uploads: Promise<unknown> = Promise.resolve();
+  app.post(`${base}/upload`, async (c) => {
+    const who = signedInUser(c.req.raw) ?? "(not signed in)";
+    const { operator } = options;
+    if (!operator?.validate) return problemResponse(503, "uploading needs the runs directory and the pipeline: use ashcast start, which watches it");
+    const declared = Number(c.req.header("content-length"));
+    if (declared > uploadLimits.maxBytes) {
+      await operator.audit.record({ who, action: "upload", target: c.req.query("folder") ?? "", outcome: "refused", detail: `${declared} bytes declared` });
+      return problemResponse(413, `the upload limit is ${formatBytes(uploadLimits.maxBytes)}; this body declares ${declared} bytes`, { connection: "close" });
+    }
+    const body = c.req.raw.body;
+    if (!body) return problemResponse(400, "the request has no body: send the run's files as multipart/form-data, or one zip archive as application/zip");
+    const folder = c.req.query("folder");
+    const validate = operator.validate;
+    // One validation at a time: reading model output takes memory and CPU that uploads must not multiply.
+    const validateInTurn = (dir: string) => {
+      const turn = uploads.then(() => validate(dir));
+      uploads = turn.catch(() => undefined);
+      return turn;
+    };
+    const outcome = await uploadRun({
+      body: Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>),
+      contentType: c.req.header("content-type") ?? "",
+      ...(folder !== undefined ? { folder } : {}),
+      runsDir: operator.runsDir,
+      limits: uploadLimits,
+      validate: validateInTurn,
+      now: new Date(now()),
+    }).catch(async (error: unknown) => {
+      await operator.audit.record({ who, action: "upload", target: folder ?? "", outcome: "failed", detail: (error as Error).message });
+      throw error;
+    });
+    if (outcome.kind === "refused") {
+      await operator.audit.record({ who, action: "upload", target: folder ?? "", outcome: "refused", detail: outcome.detail });
+      return problemResponse(outcome.status, outcome.detail);
+    }
+    if (outcome.kind === "invalid") {
+      const errors = outcome.report.issues.filter((issue) => issue.severity === "error").length;
+      await operator.audit.record({ who, action: "upload", target: outcome.report.folder, outcome: "refused", detail: `${errors} validation error(s)` });
+      return problemResponse(422, `the run is not valid (${errors} error${errors === 1 ? "" : "s"}); nothing was published. The report lists each problem with its file and fix.`, {}, { report: outcome.report });
+    }
+    await operator.audit.record({ who, action: "upload", target: outcome.folder, outcome: "done", detail: `${outcome.type} run ${outcome.reftime}` });
+    const answer = { folder: outcome.folder, reftime: outcome.reftime, type: outcome.type, warnings: outcome.warnings, url: `${base}/?reftime=${outcome.reftime}`, note: "the run is in runs/; the watcher publishes it within seconds" };
+    return new Response(JSON.stringify(answer), { status: 202, headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
+  });
+  app.all(`${base}/upload`, () => problemResponse(405, "only POST is allowed here", { allow: "POST" }));
   for (const version of options.removedVersions ?? []) {
     const removed = `${prefix}/volcanicashforecast/${version}`;
     const gone = () => problemResponse(404, `version ${version} of this product was removed; use ${base}`);

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
 import { BuildReport } from "../contract/buildReport.ts";
-import { Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import { PRODUCT_PATH } from "./app.ts";
 
 const schemaOf = (schema: z.ZodType): Record<string, unknown> => {
@@ -192,6 +192,36 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
+      "/upload": {
+        post: {
+          summary: "Upload a run: its files as a multipart form, or one zip archive; validated as a build would, then moved into runs/ whole; operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          parameters: [{ name: "folder", in: "query", required: false, description: "Name of the run folder to create (default: from the zip's folder, else <reftime>-upload-<time>)", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$" } }],
+          requestBody: {
+            required: true,
+            content: {
+              "multipart/form-data": { schema: { type: "object", properties: { folder: { type: "string" }, file: { type: "array", items: { type: "string", format: "binary" } } } } },
+              "application/zip": { schema: { type: "string", format: "binary" } },
+            },
+          },
+          responses: {
+            "202": {
+              description: "Valid, and in runs/; the watcher publishes it",
+              content: { [JSON_TYPE]: { schema: { type: "object", properties: { folder: { type: "string" }, reftime: { type: "string" }, type: { type: "string" }, warnings: { type: "array" }, url: { type: "string" }, note: { type: "string" } } } } },
+            },
+            ...authErrors,
+            "400": problem("Not a readable upload (a file name with a path, a nested or unsafe archive entry, a bad folder name, no file), a path that cannot be read, or a malformed Authorization header"),
+            "405": dataErrors["405"],
+            "409": problem("The folder exists already; an upload never replaces one"),
+            "413": problem("Larger than the upload limit, or too many files"),
+            "415": problem("Neither multipart/form-data nor application/zip"),
+            "422": { description: "The run is not valid; nothing was published", content: { [PROBLEM_CONTENT_TYPE]: { schema: ref("InvalidUploadProblem") } } },
+            "500": dataErrors["500"],
+            "503": problem("This server does not watch runs/ (use ashcast start)"),
+          },
+        },
+      },
       "/healthz": get("Health of the product", "metadata", {
         "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
         "405": dataErrors["405"],
@@ -228,6 +258,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         RefTimeModel: openModel(schemaOf(RefTimeModel)),
         Problem: openModel(schemaOf(Problem)),
         BuildReport: schemaOf(BuildReport),
+        InvalidUploadProblem: schemaOf(InvalidUploadProblem),
       },
     },
   };

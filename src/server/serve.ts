@@ -18,6 +18,10 @@ import { LoginBackoff } from "../auth/loginBackoff.ts";
 import { DEFAULT_ACCESS_RULES, loadAccessRules } from "../auth/accessRules.ts";
 import { createAccessControl } from "./accessControl.ts";
 import { createAuditLog } from "../operator/auditLog.ts";
+import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../operator/upload/receive.ts";
+import { sweepStaleUploads } from "../operator/upload/uploadRun.ts";
+import { checkInWorker } from "../build/checkWorker.ts";
+import type { PipelineSettings } from "../build/pipelineSettings.ts";
 import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
 import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
 import type { Pepper } from "../auth/passwords.ts";
@@ -34,7 +38,7 @@ export interface ServeOptions {
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
   /** Operator actions on runs/ (`start`): its runs directory, where withdrawn runs go (default: runs-archive beside it), and the audit log (env ASHCAST_AUDIT_LOG, default config/audit.log). */
-  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string };
+  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; uploadLimits?: UploadLimits };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
   /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
@@ -64,6 +68,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     verifier: key ? createTokenVerifier({ key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE }) : undefined,
   });
   const representations = new Representations();
+  const pipeline = options.operator?.pipeline ?? {};
+  if (options.operator) {
+    const swept = await sweepStaleUploads(path.resolve(options.operator.runsDir));
+    if (swept) log(`removed ${swept} upload(s) cut off by an earlier stop`);
+  }
   const app = createApp({
     source,
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -76,7 +85,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     effectiveConfig: {
       signIn: { configured: tokenEndpoint !== undefined, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS },
       accessRules: { source: options.accessRulesFile ? "file" : "defaults", rules: accessRules },
-      operatorActions: { withdraw: options.operator !== undefined },
+      operatorActions: { withdraw: options.operator !== undefined, upload: options.operator !== undefined },
+      ...(options.operator ? { uploadLimits: options.operator.uploadLimits ?? DEFAULT_UPLOAD_LIMITS } : {}),
     },
     ...(options.operator
       ? {
@@ -84,6 +94,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             runsDir: path.resolve(options.operator.runsDir),
             archiveDir: path.resolve(options.operator.archiveDir ?? path.join(path.dirname(path.resolve(options.operator.runsDir)), "runs-archive")),
             audit: createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log"),
+            validate: (dir: string) => checkInWorker(dir, pipeline),
+            ...(options.operator.uploadLimits ? { uploadLimits: options.operator.uploadLimits } : {}),
           },
         }
       : {}),

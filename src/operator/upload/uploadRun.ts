@@ -1,0 +1,101 @@
+/**
+ * An uploaded run enters runs/ whole or not at all: received into a hidden staging folder inside runs/
+ * (same file system, and ignored by the watcher and the build), validated there exactly as a build would,
+ * then renamed into place. An invalid run is answered with its validation report and removed; a failed or
+ * aborted upload leaves nothing behind; an existing folder is never replaced.
+ */
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import type { CheckResult } from "../../build/check.ts";
+import type { RunReport } from "../../contract/buildReport.ts";
+import { isProcessAlive } from "../../os/processes.ts";
+import { compactInstant } from "../../time/instant.ts";
+import { receiveUpload, UploadRefused, type UploadLimits } from "./receive.ts";
+
+/** Staging folders: `.upload-<pid>-<random>`, hidden from the watcher and the build by the leading dot. */
+const STAGING_PREFIX = ".upload-";
+
+/** Folder names an upload may ask for: what a forecaster would type, nothing a path could hide in. */
+const FOLDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export type UploadOutcome =
+  | { kind: "accepted"; folder: string; reftime: string; type: string; warnings: RunReport["issues"] }
+  | { kind: "invalid"; report: RunReport }
+  | { kind: "refused"; status: 400 | 409 | 413 | 415; detail: string };
+
+export interface UploadRequest {
+  body: Readable;
+  contentType: string;
+  /** The folder name asked for (`?folder=`), if any. */
+  folder?: string;
+  runsDir: string;
+  limits: UploadLimits;
+  /** Validates one run folder as a build would (checkInWorker in the service). */
+  validate: (dir: string) => Promise<CheckResult>;
+  now: Date;
+}
+
+export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> {
+  const { runsDir } = request;
+  if (request.folder !== undefined && !FOLDER_NAME.test(request.folder)) return refusedName(request.folder);
+  const staging = path.join(runsDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
+  // The run is received into staging/<name>, so the report names its files as the forecaster knows them.
+  const received = path.join(staging, "run");
+  await mkdir(received, { recursive: true });
+  try {
+    let asked: string | undefined;
+    try {
+      const upload = await receiveUpload(request.body, request.contentType, received, request.limits);
+      asked = request.folder ?? upload.folder;
+    } catch (error) {
+      if (error instanceof UploadRefused) return { kind: "refused", status: error.status, detail: error.message };
+      throw error;
+    }
+    if (asked !== undefined && !FOLDER_NAME.test(asked)) return refusedName(asked);
+
+    const checked = await request.validate(received);
+    const report = checked.runs[0];
+    if (!report) throw new Error(`Internal error: checking the upload gave no report`);
+    const named = { ...report, folder: asked ?? "(upload)", issues: report.issues.map((issue) => ({ ...issue, file: issue.file.replace(/^run(?=\/|$)/, asked ?? "(upload)") })) };
+    if (checked.errors > 0 || !report.reftime || !report.type) return { kind: "invalid", report: named };
+
+    const folder = asked ?? `${compactInstant(report.reftime)}-upload-${compactInstant(request.now.toISOString().replace(/\.\d{3}Z$/, "Z"))}-${randomBytes(2).toString("hex")}`;
+    const target = path.join(runsDir, folder);
+    if (await lstat(target).then(() => true, () => false)) {
+      return { kind: "refused", status: 409, detail: `runs/${folder} exists already and is never replaced by an upload; choose another ?folder=, or withdraw the run first` };
+    }
+    try {
+      await rename(received, target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Created meanwhile by another upload: the rename does not replace a folder with files in it.
+      if (code === "ENOTEMPTY" || code === "EEXIST") return { kind: "refused", status: 409, detail: `runs/${folder} was created meanwhile; choose another ?folder=` };
+      throw error;
+    }
+    return { kind: "accepted", folder, reftime: report.reftime, type: report.type, warnings: named.issues };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+function refusedName(name: string): UploadOutcome {
+  return { kind: "refused", status: 400, detail: `folder "${name.slice(0, 120)}" is not a run folder name: use 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit` };
+}
+
+/**
+ * Removes staging folders of uploads that were cut off with their process (killed server). Called at start,
+ * before any upload of this process: a folder of a live process is left alone, another server may own it.
+ */
+export async function sweepStaleUploads(runsDir: string): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(runsDir).catch(() => [] as string[])) {
+    if (!name.startsWith(STAGING_PREFIX)) continue;
+    const pid = Number.parseInt(name.slice(STAGING_PREFIX.length), 10);
+    if (Number.isInteger(pid) && pid !== process.pid && isProcessAlive(pid)) continue;
+    await rm(path.join(runsDir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}

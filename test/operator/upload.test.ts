@@ -1,0 +1,222 @@
+/**
+ * POST /upload as an operator uses it: a real server on a socket, real sign-in, the bundled sample runs
+ * (real NetCDF) sent as a multipart form or a zip archive, validated in a real worker thread, and the
+ * build that follows. Unsafe archives are made byte by byte (zipFixture.ts).
+ */
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { connect } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { writeUsers } from "../../src/auth/users.ts";
+import { startServer, type RunningServer } from "../../src/server/serve.ts";
+import { addRun, buildSite, expectProblem, http, makeSite, type RawResponse, type Site } from "../server/serverFixtures.ts";
+import { InvalidUploadProblem } from "../../src/contract/problem.ts";
+import { zipArchive, type ZipEntry } from "./zipFixture.ts";
+
+const SECRET = "pepper-for-tests-0123456789";
+const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: Buffer.alloc(32, 9).toString("base64url") };
+const SAMPLES = path.resolve(import.meta.dirname, "../../runs");
+const KATLA = "2026-05-02-katla-rehearsal"; // SNAP NetCDF, a KML advisory, volcano.xml
+const HEKLA = "2026-03-14-hekla-exercise"; // EEMEP NetCDF, capabilities, KML, volcano.xml
+const LIMITS = { maxBytes: 1024 * 1024, maxFiles: 6 };
+
+let dir: string;
+let site: Site;
+let audit: string;
+let server: RunningServer;
+let bearer: Record<string, string>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "ashcast-upload-"));
+  site = await makeSite("ashcast-upload-site-");
+  await addRun(site, "2024-05-01-hekla", "2024-05-01T12:00:00Z");
+  await buildSite(site, "2026-11-23T12:00:00Z");
+  const usersFile = path.join(dir, "users.json");
+  await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(SECRET) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
+  audit = path.join(dir, "audit.log");
+  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, uploadLimits: LIMITS } });
+  const token = await http(server, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
+  bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await site?.cleanup();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function sampleFiles(folder: string): Promise<Record<string, Buffer>> {
+  const files: Record<string, Buffer> = {};
+  for (const name of (await readdir(path.join(SAMPLES, folder))).sort()) files[name] = await readFile(path.join(SAMPLES, folder, name));
+  return files;
+}
+
+async function multipart(files: Record<string, Buffer | string>, fields: Record<string, string> = {}): Promise<{ body: Buffer; type: string }> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  for (const [name, data] of Object.entries(files)) form.append("file", new Blob([data]), name);
+  const encoded = new Response(form);
+  return { body: Buffer.from(await encoded.arrayBuffer()), type: encoded.headers.get("content-type")! };
+}
+
+function upload(body: Buffer, type: string, query = ""): Promise<RawResponse> {
+  return http(server, `/upload${query}`, { method: "POST", headers: { ...bearer, "content-type": type }, body });
+}
+
+/** What runs/ holds, staging folders included: an upload leaves either its whole folder or nothing. */
+const runsEntries = async () => (await readdir(site.runsDir)).sort();
+
+const auditLines = async () => (await readFile(audit, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { who: string; action: string; target: string; outcome: string; detail?: string });
+
+describe("POST /upload", () => {
+  it("takes a run's files as a multipart form: validated, moved into runs/ whole, published by the next build, audited", async () => {
+    const before = await runsEntries();
+    const { body, type } = await multipart(await sampleFiles(KATLA));
+    const res = await upload(body, type);
+    expect(res.status, res.text()).toBe(202);
+    const answer = res.json() as { folder: string; reftime: string; type: string; warnings: unknown[]; url: string };
+    expect(answer).toMatchObject({ reftime: "2026-05-02T12:00:00Z", type: "Rehearsal", warnings: [], url: "/volcanicashforecast/0.1/?reftime=2026-05-02T12:00:00Z" });
+    expect(answer.folder).toMatch(/^20260502T120000Z-upload-\d{8}T\d{6}Z-[0-9a-f]{4}$/);
+    expect(await runsEntries()).toEqual([...before, answer.folder].sort());
+    expect((await readdir(path.join(site.runsDir, answer.folder))).sort()).toEqual(Object.keys(await sampleFiles(KATLA)).sort());
+
+    const built = await buildSite(site, "2026-11-23T12:01:00Z");
+    expect(built.report.runs.find((run) => run.folder === answer.folder)?.status).toBe("published");
+    expect(built.events.map((event) => [event.kind, event.reftime])).toEqual([["published", "2026-05-02T12:00:00Z"]]);
+    expect((await auditLines()).at(-1)).toMatchObject({ who: "alice", action: "upload", target: answer.folder, outcome: "done" });
+  }, 60_000);
+
+  it("takes one zip archive of a run folder, and uses the folder's name", async () => {
+    const files = await sampleFiles(HEKLA);
+    const zip = zipArchive([{ name: "hekla-from-zip/" }, ...Object.entries(files).map(([name, data]): ZipEntry => ({ name: `hekla-from-zip/${name}`, data, deflate: true }))]);
+    const res = await upload(zip, "application/zip");
+    expect(res.status, res.text()).toBe(202);
+    expect(res.json()).toMatchObject({ folder: "hekla-from-zip", reftime: "2026-03-14T06:00:00Z", type: "Exercise" });
+    expect((await readdir(path.join(site.runsDir, "hekla-from-zip"))).sort()).toEqual(Object.keys(files).sort());
+    // The same name again is never replaced: 409, and the folder keeps its files.
+    const again = await upload(zip, "application/zip");
+    expectProblem(again, 409);
+    expect((await readdir(path.join(site.runsDir, "hekla-from-zip"))).sort()).toEqual(Object.keys(files).sort());
+  }, 60_000);
+
+  it("answers an invalid run with 422 and its validation report (file, message, fix); nothing enters runs/", async () => {
+    const before = await runsEntries();
+    const files = await sampleFiles(KATLA);
+    const manifest = JSON.parse(files["run.json"]!.toString()) as Record<string, unknown>;
+    delete manifest.type;
+    const { body, type } = await multipart({ ...files, "run.json": JSON.stringify(manifest) });
+    const res = await upload(body, type, "?folder=katla-without-type");
+    expect(res.status).toBe(422);
+    expect(res.headers["content-type"]).toBe("application/problem+json");
+    const problem = InvalidUploadProblem.parse(res.json());
+    expect(problem.detail).toMatch(/not valid \(\d+ errors?\); nothing was published/);
+    expect(problem.report.folder).toBe("katla-without-type");
+    expect(problem.report.status).toBe("invalid");
+    const typeIssue = problem.report.issues.find((issue) => issue.severity === "error" && /type/.test(issue.message));
+    expect(typeIssue, JSON.stringify(problem.report.issues)).toMatchObject({ file: "katla-without-type/run.json", fix: expect.stringMatching(/type/) });
+    expect(await runsEntries()).toEqual(before);
+    expect((await auditLines()).at(-1)).toMatchObject({ action: "upload", target: "katla-without-type", outcome: "refused" });
+  }, 60_000);
+
+  it("refuses unsafe archives with 400 and writes nothing, inside runs/ or outside it", async () => {
+    const before = await runsEntries();
+    const outside = await readdir(path.dirname(site.runsDir));
+    const cases: Array<[string, ZipEntry[], RegExp]> = [
+      ["zip-slip with ..", [{ name: "run.json", data: "{}" }, { name: "../evil.kml", data: "x" }], /invalid relative path|not a plain file name|nested/],
+      ["absolute path", [{ name: "/tmp/evil.kml", data: "x" }], /absolute path|not a plain file name/],
+      ["backslash", [{ name: "..\\evil.kml", data: "x" }], /invalid characters|not a plain file name/],
+      ["nested folders", [{ name: "a/b/run.json", data: "{}" }], /nested/],
+      ["two folders", [{ name: "a/run.json", data: "{}" }, { name: "b/run.json", data: "{}" }], /more than one folder/],
+      ["symbolic link", [{ name: "advisory.kml", data: "/etc/passwd", mode: 0o120777 }], /symbolic link/],
+      ["hidden file", [{ name: ".env", data: "x" }], /hidden, partial or temporary/],
+      ["a partial file", [{ name: "model.nc.part", data: "x" }], /hidden, partial or temporary/],
+      ["the same name twice", [{ name: "run.json", data: "{}" }, { name: "run.json", data: "{}" }], /twice/],
+      ["no file", [], /holds no file/],
+      ["size that lies", [{ name: "run.json", data: "{".repeat(5000), deflate: true, declaredSize: 10 }], /cannot be unpacked|damaged|size/],
+    ];
+    for (const [what, entries, detail] of cases) {
+      const res = await upload(zipArchive(entries), "application/zip");
+      expect(res.status, `${what}: ${res.text()}`).toBe(400);
+      expect(expectProblem(res, 400).detail, what).toMatch(detail);
+    }
+    expectProblem(await upload(Buffer.from("not a zip at all"), "application/zip"), 400);
+    expect(await runsEntries()).toEqual(before);
+    expect(await readdir(path.dirname(site.runsDir))).toEqual(outside);
+  });
+
+  it("enforces the size and file limits with 413, however the size is hidden", async () => {
+    const before = await runsEntries();
+    const big = Buffer.alloc(LIMITS.maxBytes + 1, 0x20);
+    // Declared too large: refused before reading.
+    expectProblem(await upload(big, "application/zip"), 413);
+    // A multipart file beyond the limit.
+    const form = await multipart({ "run.json": big });
+    expectProblem(await upload(form.body, form.type), 413);
+    // A zip bomb: small archive, an entry that inflates beyond the limit (its declared size is honest).
+    const bomb = zipArchive([{ name: "run.json", data: Buffer.alloc(LIMITS.maxBytes * 2, 0x20), deflate: true }]);
+    expect(bomb.length).toBeLessThan(LIMITS.maxBytes / 100);
+    expectProblem(await upload(bomb, "application/zip"), 413);
+    // Too many files.
+    const many = await multipart(Object.fromEntries(Array.from({ length: LIMITS.maxFiles + 1 }, (_, i) => [`layer${i}.kml`, "x"])));
+    expect(expectProblem(await upload(many.body, many.type), 413).detail).toMatch(/at most 6 files/);
+    expect(await runsEntries()).toEqual(before);
+  });
+
+  it("refuses what is not an upload: 415 for other bodies, 400 for a bad folder name, 401 without sign-in, 405 for GET", async () => {
+    expectProblem(await upload(Buffer.from("{}"), "application/json"), 415);
+    const { body, type } = await multipart({ "run.json": "{}" });
+    for (const name of ["../x", ".hidden", "a/b", "x".repeat(101)]) expectProblem(await upload(body, type, `?folder=${encodeURIComponent(name)}`), 400);
+    const anonymous = await http(server, "/upload", { method: "POST", headers: { "content-type": type }, body });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers["www-authenticate"]).toBe('Bearer realm="ashcast"');
+    const get = await http(server, "/upload", { headers: bearer });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+  });
+
+  it("takes concurrent uploads of the same reftime as two whole folders; the build settles them by its rule", async () => {
+    const files = await sampleFiles(KATLA);
+    const manifest = JSON.parse(files["run.json"]!.toString()) as { description: string };
+    const variant = (description: string) => multipart({ ...files, "run.json": JSON.stringify({ ...manifest, description }) });
+    const [first, second] = await Promise.all([variant("First copy."), variant("Second copy.")]);
+    const [a, b] = await Promise.all([upload(first.body, first.type, "?folder=katla-concurrent-a"), upload(second.body, second.type, "?folder=katla-concurrent-b")]);
+    expect([a.status, b.status], `${a.text()} ${b.text()}`).toEqual([202, 202]);
+    const built = await buildSite(site, "2026-11-23T12:02:00Z");
+    const statuses = Object.fromEntries(built.report.runs.filter((run) => run.folder.startsWith("katla-concurrent-")).map((run) => [run.folder, run.status]));
+    // Same type, different content: the folder name that sorts last is published (docs/decisions.md).
+    expect(statuses).toEqual({ "katla-concurrent-a": "variant-conflict", "katla-concurrent-b": "published" });
+  }, 90_000);
+
+  it("leaves nothing behind when the client is cut off half-way, and keeps serving", async () => {
+    const before = await runsEntries();
+    const { body, type } = await multipart(await sampleFiles(KATLA));
+    const url = new URL(server.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`POST ${url.pathname}/upload?folder=cut-off HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${bearer.authorization}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body.subarray(0, body.length >> 1), () => setTimeout(() => (socket.destroy(), resolve()), 200));
+      });
+      socket.on("error", reject);
+    });
+    // The staging folder goes once the server notices the closed connection.
+    for (let i = 0; i < 100 && (await runsEntries()).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await runsEntries()).toEqual(before);
+    expect((await http(server, "/reftimes")).status).toBe(200);
+  });
+
+  it("sweeps staging folders left by a server that was killed, at the next start", async () => {
+    const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 10)"]);
+    await new Promise((resolve) => child.on("exit", resolve));
+    const stale = path.join(site.runsDir, `.upload-${child.pid}-deadbeef0000`);
+    await mkdir(path.join(stale, "run"), { recursive: true });
+    const second = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit } });
+    try {
+      expect(await runsEntries()).not.toContain(path.basename(stale));
+    } finally {
+      await second.close();
+    }
+  });
+});
