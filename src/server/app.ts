@@ -18,7 +18,8 @@ import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
 import { createAccessControl, signedInUser, type AccessControl } from "./accessControl.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
 import { withdrawFolders } from "../operator/withdraw.ts";
-import { DEFAULT_UPLOAD_LIMITS, formatBytes, type UploadLimits } from "../operator/upload/receive.ts";
+import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../operator/upload/receive.ts";
+import { RuntimeSettings, settingsProblems, type SettingsStore } from "../operator/settings.ts";
 import { uploadRun } from "../operator/upload/uploadRun.ts";
 import type { CheckResult } from "../build/check.ts";
 import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
@@ -76,7 +77,8 @@ export interface OperatorOptions {
   audit: AuditLog;
   /** Validates an uploaded run folder as a build would (checkInWorker); uploads answer 503 without it. */
   validate?: (dir: string) => Promise<CheckResult>;
-  uploadLimits?: UploadLimits;
+  /** What POST /config changes (upload limits); the defaults, unchangeable, without it. */
+  settings?: SettingsStore;
 }
 
 /** `prefix` checked and without trailing slashes, followed by the product path. */
@@ -182,18 +184,58 @@ export function createApp(options: AppOptions): Hono {
   const startedAt = formatInstant(now());
   const termsOfService = documentArtefact(options.termsOfService, "text/html;charset=UTF-8");
   const openapi = documentArtefact(options.openapi, "application/json;charset=UTF-8");
-  const configDocument = documentArtefact(
-    Buffer.from(`${JSON.stringify({ base, removedVersions: options.removedVersions ?? [], cacheSeconds: CACHE_SECONDS, ...options.effectiveConfig }, null, 2)}\n`),
-    "application/json;charset=UTF-8",
-  );
+  // Made again only when an operator changes a setting.
+  const makeConfigDocument = () => {
+    const settings = options.operator?.settings;
+    const runtime = settings ? { uploadLimits: settings.uploadLimits, changedSettings: settings.stored } : {};
+    return documentArtefact(
+      Buffer.from(`${JSON.stringify({ base, removedVersions: options.removedVersions ?? [], cacheSeconds: CACHE_SECONDS, ...options.effectiveConfig, ...runtime }, null, 2)}\n`),
+      "application/json;charset=UTF-8",
+    );
+  };
+  let configDocument = makeConfigDocument();
   // Documents are not in a release (never compressed: they are small and rarely asked for).
   const sendDocument = (c: Context, document: { artefact: Artefact; body: Buffer }) => send(c, document.artefact, startedAt, CACHE_SECONDS.documents, { body: document.body });
   const sendList = (c: Context, artefact: ListArtefact, cacheSeconds: number = CACHE_SECONDS.lists) => send(c, artefact, artefact.modified, cacheSeconds);
 
+  // Protected by the access rules (operator): a validated change of the allowed settings, persisted; and back to the defaults.
+  const changeSettings = async (c: Context, action: "config" | "config-reset") => {
+    const who = signedInUser(c.req.raw) ?? "(not signed in)";
+    const settings = options.operator?.settings;
+    if (!settings) return problemResponse(503, "settings can be changed only where the service runs with ashcast start");
+    let patch: RuntimeSettings = {};
+    if (action === "config") {
+      if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return problemResponse(415, `send the settings to change as application/json, e.g. {"uploadMaxBytes": 536870912}`);
+      const text = await c.req.text();
+      if (text.length > 4096) return problemResponse(413, "a settings change is a small JSON object (4 KiB at most)");
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        return problemResponse(400, `the body is not JSON; send an object such as {"uploadMaxFiles": 32}`);
+      }
+      const parsed = RuntimeSettings.safeParse(json);
+      if (!parsed.success) {
+        const detail = settingsProblems(parsed.error).join("; ");
+        await options.operator!.audit.record({ who, action, target: "settings", outcome: "refused", detail });
+        return problemResponse(400, detail);
+      }
+      patch = parsed.data;
+    }
+    const stored = action === "config" ? await settings.change(patch) : await settings.reset();
+    configDocument = makeConfigDocument();
+    await options.operator!.audit.record({ who, action, target: "settings", outcome: "done", detail: JSON.stringify(stored) });
+    return new Response(JSON.stringify({ uploadLimits: settings.uploadLimits, changedSettings: stored }), { headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
+  };
+  app.post(`${base}/config`, (c) => changeSettings(c, "config"));
+  app.post(`${base}/config/reset`, (c) => changeSettings(c, "config-reset"));
+  app.all(`${base}/config/reset`, () => problemResponse(405, "only POST is allowed here", { allow: "POST" }));
+
   for (const [path, handler] of routes) {
+    const allow = path === `${base}/config` ? `${ALLOW}, POST` : ALLOW;
     app.get(path, handler);
-    app.options(path, () => new Response(null, { status: 204, headers: { allow: ALLOW, ...PREFLIGHT_HEADERS } }));
-    app.all(path, () => problemResponse(405, `only ${ALLOW} are allowed here`, { allow: ALLOW }));
+    app.options(path, () => new Response(null, { status: 204, headers: { allow, ...PREFLIGHT_HEADERS } }));
+    app.all(path, () => problemResponse(405, `only ${allow} are allowed here`, { allow }));
   }
   const tokenEndpoint =
     options.tokenEndpoint ??
@@ -233,12 +275,12 @@ export function createApp(options: AppOptions): Hono {
 
   // Protected by the access rules (operator). A run's files (multipart) or one zip archive: validated as a
   // build would, then moved into runs/ whole, where the watcher publishes it.
-  const uploadLimits = options.operator?.uploadLimits ?? DEFAULT_UPLOAD_LIMITS;
   let uploads: Promise<unknown> = Promise.resolve();
   app.post(`${base}/upload`, async (c) => {
     const who = signedInUser(c.req.raw) ?? "(not signed in)";
     const { operator } = options;
     if (!operator?.validate) return problemResponse(503, "uploading needs the runs directory and the pipeline: use ashcast start, which watches it");
+    const uploadLimits = operator.settings?.uploadLimits ?? DEFAULT_UPLOAD_LIMITS;
     const declared = Number(c.req.header("content-length"));
     if (declared > uploadLimits.maxBytes) {
       await operator.audit.record({ who, action: "upload", target: c.req.query("folder") ?? "", outcome: "refused", detail: `${declared} bytes declared` });

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
 import { BuildReport } from "../contract/buildReport.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import { RuntimeSettings } from "../operator/settings.ts";
 import { PRODUCT_PATH } from "./app.ts";
 
 const schemaOf = (schema: z.ZodType): Record<string, unknown> => {
@@ -107,6 +108,10 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
     "304": notModified,
     ...dataErrors,
   };
+  const settingsAnswer = {
+    description: "The upload limits in effect, and the settings changed from the defaults",
+    content: { [JSON_TYPE]: { schema: { type: "object", properties: { uploadLimits: { type: "object" }, changedSettings: ref("RuntimeSettings") }, required: ["uploadLimits", "changedSettings"] } } },
+  };
   const get = (summary: string, tag: string, responses: Record<string, unknown>, parameters: unknown[] = []) => ({
     get: { summary, tags: [tag], parameters, responses },
   });
@@ -167,12 +172,38 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
-      "/config": get("The effective configuration of this server, secrets left out", "metadata", {
-        "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
-        "304": notModified,
-        "405": dataErrors["405"],
-        ...authErrors,
-      }),
+      "/config": {
+        ...get("The effective configuration of this server, secrets left out", "metadata", {
+          "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
+          "304": notModified,
+          "405": dataErrors["405"],
+          ...authErrors,
+        }),
+        post: {
+          summary: "Change settings an operator may change (upload limits), persisted; operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref("RuntimeSettings") } } },
+          responses: {
+            "200": settingsAnswer,
+            ...authErrors,
+            "400": problem("Not a JSON object of known settings within their ranges (the detail names each key and range), or a malformed Authorization header"),
+            "405": dataErrors["405"],
+            "413": problem("Larger than 4 KiB"),
+            "415": problem("Not application/json"),
+            "500": dataErrors["500"],
+            "503": problem("This server does not run the pipeline (use ashcast start)"),
+          },
+        },
+      },
+      "/config/reset": {
+        post: {
+          summary: "Return every setting to its default (the settings file is removed); operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          responses: { "200": settingsAnswer, ...authErrors, "405": dataErrors["405"], "500": dataErrors["500"], "503": problem("This server does not run the pipeline (use ashcast start)") },
+        },
+      },
       "/withdraw": {
         post: {
           summary: "Withdraw the run of a reftime: its folders leave runs/ for the archive, the next build withdraws it; operators only",
@@ -259,6 +290,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         Problem: openModel(schemaOf(Problem)),
         BuildReport: schemaOf(BuildReport),
         InvalidUploadProblem: schemaOf(InvalidUploadProblem),
+        RuntimeSettings: schemaOf(RuntimeSettings),
       },
     },
   };

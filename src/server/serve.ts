@@ -18,7 +18,7 @@ import { LoginBackoff } from "../auth/loginBackoff.ts";
 import { DEFAULT_ACCESS_RULES, loadAccessRules } from "../auth/accessRules.ts";
 import { createAccessControl } from "./accessControl.ts";
 import { createAuditLog } from "../operator/auditLog.ts";
-import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "../operator/upload/receive.ts";
+import { SettingsStore } from "../operator/settings.ts";
 import { sweepStaleUploads } from "../operator/upload/uploadRun.ts";
 import { checkInWorker } from "../build/checkWorker.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
@@ -38,7 +38,7 @@ export interface ServeOptions {
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
   /** Operator actions on runs/ (`start`): its runs directory, where withdrawn runs go (default: runs-archive beside it), and the audit log (env ASHCAST_AUDIT_LOG, default config/audit.log). */
-  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; uploadLimits?: UploadLimits };
+  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
   /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
@@ -86,7 +86,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       signIn: { configured: tokenEndpoint !== undefined, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS },
       accessRules: { source: options.accessRulesFile ? "file" : "defaults", rules: accessRules },
       operatorActions: { withdraw: options.operator !== undefined, upload: options.operator !== undefined },
-      ...(options.operator ? { uploadLimits: options.operator.uploadLimits ?? DEFAULT_UPLOAD_LIMITS } : {}),
     },
     ...(options.operator
       ? {
@@ -95,7 +94,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             archiveDir: path.resolve(options.operator.archiveDir ?? path.join(path.dirname(path.resolve(options.operator.runsDir)), "runs-archive")),
             audit: createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log"),
             validate: (dir: string) => checkInWorker(dir, pipeline),
-            ...(options.operator.uploadLimits ? { uploadLimits: options.operator.uploadLimits } : {}),
+            settings: await SettingsStore.open(options.operator.settingsFile ?? env.ASHCAST_SETTINGS_FILE ?? "config/settings.json"),
           },
         }
       : {}),

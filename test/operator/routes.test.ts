@@ -1,10 +1,10 @@
 /**
- * POST /upload as an operator uses it: a real server on a socket, real sign-in, the bundled sample runs
+ * The operator routes as an operator uses them. POST /upload: a real server on a socket, real sign-in, the bundled sample runs
  * (real NetCDF) sent as a multipart form or a zip archive, validated in a real worker thread, and the
  * build that follows. Unsafe archives are made byte by byte (zipFixture.ts).
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +26,7 @@ const LIMITS = { maxBytes: 1024 * 1024, maxFiles: 6 };
 let dir: string;
 let site: Site;
 let audit: string;
+let settingsFile: string;
 let server: RunningServer;
 let bearer: Record<string, string>;
 
@@ -37,7 +38,10 @@ beforeAll(async () => {
   const usersFile = path.join(dir, "users.json");
   await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(SECRET) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
   audit = path.join(dir, "audit.log");
-  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, uploadLimits: LIMITS } });
+  settingsFile = path.join(dir, "settings.json");
+  // Small limits, so the limit tests send little; set as an operator would, through the settings file.
+  await writeFile(settingsFile, JSON.stringify({ uploadMaxBytes: LIMITS.maxBytes, uploadMaxFiles: LIMITS.maxFiles }));
+  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
   const token = await http(server, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
   bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
 }, 60_000);
@@ -218,5 +222,75 @@ describe("POST /upload", () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe("GET and POST /config", () => {
+  const config = async () => (await http(server, "/config")).json() as { uploadLimits: { maxBytes: number; maxFiles: number }; changedSettings: Record<string, number> };
+  const post = (target: string, body: string, type = "application/json", headers = bearer) => http(server, target, { method: "POST", headers: { ...headers, "content-type": type }, body });
+
+  it("shows the effective settings to anyone, and lets an operator change the allowed keys, persisted and in effect at once", async () => {
+    expect((await config()).uploadLimits).toEqual(LIMITS);
+    const changed = await post("/config", JSON.stringify({ uploadMaxFiles: 2 }));
+    expect(changed.status, changed.text()).toBe(200);
+    expect(changed.json()).toEqual({ uploadLimits: { ...LIMITS, maxFiles: 2 }, changedSettings: { uploadMaxBytes: LIMITS.maxBytes, uploadMaxFiles: 2 } });
+    expect((await config()).uploadLimits.maxFiles).toBe(2);
+    expect(JSON.parse(await readFile(settingsFile, "utf8"))).toEqual({ uploadMaxBytes: LIMITS.maxBytes, uploadMaxFiles: 2 });
+    // In effect: a third file is now refused.
+    const three = await multipart({ "a.kml": "x", "b.kml": "x", "c.kml": "x" });
+    expect(expectProblem(await upload(three.body, three.type), 413).detail).toMatch(/at most 2 files/);
+    // Back as it was, for the other tests.
+    expect((await post("/config", JSON.stringify({ uploadMaxFiles: LIMITS.maxFiles }))).status).toBe(200);
+  });
+
+  it("refuses unknown keys, values out of range and bodies that are not a JSON object, naming the key and range; nothing changes", async () => {
+    const before = await readFile(settingsFile, "utf8");
+    const cases: Array<[string, string, number, RegExp]> = [
+      ["unknown key", JSON.stringify({ uploadMaxBites: 5 }), 400, /uploadMaxBites is not a setting; the settings are uploadMaxBytes, uploadMaxFiles/],
+      ["too small", JSON.stringify({ uploadMaxFiles: 0 }), 400, /uploadMaxFiles must be a whole number from 1 to 1000/],
+      ["not whole", JSON.stringify({ uploadMaxBytes: 2048.5 }), 400, /uploadMaxBytes must be a whole number from 1024 to/],
+      ["a string", JSON.stringify({ uploadMaxFiles: "10" }), 400, /uploadMaxFiles must be a whole number/],
+      ["an array", "[1]", 400, /must be a JSON object/],
+      ["not JSON", "{uploadMaxFiles: 3", 400, /not JSON/],
+      ["too large", JSON.stringify({ uploadMaxFiles: 3, pad: "x".repeat(5000) }), 413, /4 KiB/],
+    ];
+    for (const [what, body, status, detail] of cases) expect(expectProblem(await post("/config", body), status).detail, what).toMatch(detail);
+    expectProblem(await post("/config", "uploadMaxFiles=3", "application/x-www-form-urlencoded"), 415);
+    expect(await readFile(settingsFile, "utf8")).toBe(before);
+  });
+
+  it("is protected: 401 without sign-in for POST /config and /config/reset, 405 with Allow for other methods", async () => {
+    for (const target of ["/config", "/config/reset"]) {
+      const res = await post(target, "{}", "application/json", {});
+      expect(res.status, target).toBe(401);
+    }
+    const put = await http(server, "/config", { method: "PUT", headers: bearer });
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe("GET, HEAD, OPTIONS, POST");
+    const getReset = await http(server, "/config/reset", { headers: bearer });
+    expect(getReset.status).toBe(405);
+  });
+
+  it("POST /config/reset returns to the defaults and removes the file; a restart keeps what was set; every change is audited", async () => {
+    const saved = await readFile(settingsFile, "utf8");
+    const reset = await post("/config/reset", "");
+    expect(reset.status).toBe(200);
+    expect(reset.json()).toEqual({ uploadLimits: { maxBytes: 1024 ** 3, maxFiles: 64 }, changedSettings: {} });
+    await expect(readFile(settingsFile)).rejects.toMatchObject({ code: "ENOENT" });
+    // A server started on a settings file applies it; a broken one stops the start, naming the file.
+    await writeFile(settingsFile, saved);
+    const again = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
+    try {
+      expect(((await http(again, "/config")).json() as { uploadLimits: unknown }).uploadLimits).toEqual(LIMITS);
+    } finally {
+      await again.close();
+    }
+    const broken = path.join(dir, "broken-settings.json");
+    await writeFile(broken, JSON.stringify({ uploadMaxFiles: -1 }));
+    await expect(startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile: broken } })).rejects.toMatchObject({ where: broken, message: expect.stringMatching(/uploadMaxFiles must be a whole number from 1 to 1000/) });
+    // The live server still has its reset defaults until told otherwise; put the test limits back.
+    expect((await post("/config", saved)).status).toBe(200);
+    const actions = (await auditLines()).filter((line) => line.action.startsWith("config")).map(({ action, outcome }) => `${action} ${outcome}`);
+    expect(actions).toEqual(expect.arrayContaining(["config done", "config refused", "config-reset done"]));
   });
 });
