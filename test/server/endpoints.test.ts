@@ -226,10 +226,8 @@ describe("reftime selects the run", () => {
     }
   });
 
-  // BUG (src/time/instant.ts ISO_BASIC, used by src/server/app.ts selectRun): docs/decisions.md says
-  // "a time without a zone is refused rather than assumed UTC", and the extended form without a zone
-  // (`2024-05-01T12:00:00`) is refused with 400, but the basic form without a zone (`20240501T120000`)
-  // is taken as UTC and answers 200 with the 12:00Z run. Expected: 400 like its extended twin.
+  // docs/decisions.md: "a time without a zone is refused rather than assumed UTC", in the basic form
+  // (`20240501T120000`) as in the extended one (`2024-05-01T12:00:00`); the basic form was once taken as UTC.
   it("a basic-format reftime without a zone is refused like the extended one", async () => {
     expectProblem(await http(main, "/?reftime=20240501T120000"), 400);
   });
