@@ -202,6 +202,8 @@ describe("watchRuns: files arriving slowly", () => {
     expect(chunks).toBeGreaterThan(8);
     await waitServed(s, b.reftime, "run B published", (model) => model !== undefined);
     await s.watcher.idle();
+    // The poller samples on its own schedule: on a loaded machine it may not have read the release serving B yet.
+    await waitFor("the poller to sample a release serving run B", () => s.poller.serving(b.reftime).length > 0);
     await s.poller.stop();
 
     expect(s.poller.problems).toEqual([]);
