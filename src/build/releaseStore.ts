@@ -82,7 +82,6 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
   }
 }
 
-
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;

@@ -4,6 +4,7 @@
  */
 import { appendFile, mkdir } from "node:fs/promises";
 import path from "node:path";
+import { oneAtATime } from "../flow/oneAtATime.ts";
 
 export interface AuditEntry {
   /** The signed-in user. */
@@ -23,14 +24,18 @@ export interface AuditLog {
 
 export function createAuditLog(file: string, now: () => Date = () => new Date()): AuditLog {
   const resolved = path.resolve(file);
-  let last: Promise<void> = mkdir(path.dirname(resolved), { recursive: true }).then(() => undefined);
+  const ready = mkdir(path.dirname(resolved), { recursive: true });
+  ready.catch(() => {}); // awaited by every write, which then fails with the reason
+  // One write at a time, in the order the actions happened.
+  const inTurn = oneAtATime();
   return {
     file: resolved,
     record(entry) {
-      // One write at a time, in the order the actions happened.
       const line = `${JSON.stringify({ time: now().toISOString(), ...entry })}\n`;
-      last = last.catch(() => undefined).then(() => appendFile(resolved, line, { mode: 0o600 }));
-      return last;
+      return inTurn(async () => {
+        await ready;
+        await appendFile(resolved, line, { mode: 0o600 });
+      });
     },
   };
 }

@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { UserError } from "../errors.ts";
+import { oneAtATime } from "../flow/oneAtATime.ts";
 import { DEFAULT_UPLOAD_LIMITS, type UploadLimits } from "./upload/receive.ts";
 
 /** Each setting with its allowed range (whole numbers). */
@@ -37,7 +38,8 @@ export function settingsProblems(error: z.ZodError): string[] {
 
 export class SettingsStore {
   private current: RuntimeSettings;
-  private writing: Promise<unknown> = Promise.resolve();
+  /** Changes are written one at a time, in the order they came. */
+  private readonly inTurn = oneAtATime();
 
   private constructor(
     readonly file: string,
@@ -94,11 +96,5 @@ export class SettingsStore {
       this.current = {};
       return this.current;
     });
-  }
-
-  private inTurn<T>(work: () => Promise<T>): Promise<T> {
-    const turn = this.writing.then(work);
-    this.writing = turn.catch(() => undefined);
-    return turn;
   }
 }

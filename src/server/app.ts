@@ -18,6 +18,7 @@ import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
 import { createAccessControl, signedInUser, type AccessControl } from "./accessControl.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
 import { withdrawFolders } from "../operator/withdraw.ts";
+import { oneAtATime } from "../flow/oneAtATime.ts";
 import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../operator/upload/receive.ts";
 import { RuntimeSettings, settingsProblems, type SettingsStore } from "../operator/settings.ts";
 import { uploadRun } from "../operator/upload/uploadRun.ts";
@@ -275,7 +276,8 @@ export function createApp(options: AppOptions): Hono {
 
   // Protected by the access rules (operator). A run's files (multipart) or one zip archive: validated as a
   // build would, then moved into runs/ whole, where the watcher publishes it.
-  let uploads: Promise<unknown> = Promise.resolve();
+  // One validation at a time: reading model output takes memory and CPU that uploads must not multiply.
+  const validationsInTurn = oneAtATime();
   app.post(`${base}/upload`, async (c) => {
     const who = signedInUser(c.req.raw) ?? "(not signed in)";
     const { operator } = options;
@@ -290,19 +292,13 @@ export function createApp(options: AppOptions): Hono {
     if (!body) return problemResponse(400, "the request has no body: send the run's files as multipart/form-data, or one zip archive as application/zip");
     const folder = c.req.query("folder");
     const validate = operator.validate;
-    // One validation at a time: reading model output takes memory and CPU that uploads must not multiply.
-    const validateInTurn = (dir: string) => {
-      const turn = uploads.then(() => validate(dir));
-      uploads = turn.catch(() => undefined);
-      return turn;
-    };
     const outcome = await uploadRun({
       body: Readable.fromWeb(body as import("node:stream/web").ReadableStream<Uint8Array>),
       contentType: c.req.header("content-type") ?? "",
       ...(folder !== undefined ? { folder } : {}),
       runsDir: operator.runsDir,
       limits: uploadLimits,
-      validate: validateInTurn,
+      validate: (dir) => validationsInTurn(() => validate(dir)),
       now: new Date(now()),
     }).catch(async (error: unknown) => {
       await operator.audit.record({ who, action: "upload", target: folder ?? "", outcome: "failed", detail: (error as Error).message });
