@@ -194,20 +194,26 @@ describe("POST /upload", () => {
     expect(statuses).toEqual({ "katla-concurrent-a": "variant-conflict", "katla-concurrent-b": "published" });
   }, 90_000);
 
-  it("leaves nothing behind when the client is cut off half-way, and keeps serving", async () => {
+  it("leaves nothing behind when the client is cut off half-way, form or zip, audits it as refused, and keeps serving", async () => {
     const before = await runsEntries();
-    const { body, type } = await multipart(await sampleFiles(KATLA));
+    const files = await sampleFiles(KATLA);
+    const form = await multipart(files);
+    const zip = zipArchive(Object.entries(files).map(([name, data]) => ({ name, data })));
     const url = new URL(server.url);
-    await new Promise<void>((resolve, reject) => {
-      const socket = connect(Number(url.port), url.hostname, () => {
-        socket.write(`POST ${url.pathname}/upload?folder=cut-off HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${bearer.authorization}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`);
-        socket.write(body.subarray(0, body.length >> 1), () => setTimeout(() => (socket.destroy(), resolve()), 200));
+    for (const [folder, body, type] of [["cut-off-form", form.body, form.type], ["cut-off-zip", zip, "application/zip"]] as const) {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(`POST ${url.pathname}/upload?folder=${folder} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${bearer.authorization}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`);
+          socket.write(body.subarray(0, body.length >> 1), () => setTimeout(() => (socket.destroy(), resolve()), 200));
+        });
+        socket.on("error", reject);
       });
-      socket.on("error", reject);
-    });
-    // The staging folder goes once the server notices the closed connection.
-    for (let i = 0; i < 100 && (await runsEntries()).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await runsEntries()).toEqual(before);
+      // The staging folder goes once the server notices the closed connection.
+      for (let i = 0; i < 100 && ((await runsEntries()).length !== before.length || !(await auditLines()).some((line) => line.target === folder)); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await runsEntries()).toEqual(before);
+      // A client that went away is the client's doing, not an internal error.
+      expect((await auditLines()).filter((line) => line.target === folder).map((line) => line.outcome), folder).toEqual(["refused"]);
+    }
     expect((await http(server, "/reftimes")).status).toBe(200);
   });
 

@@ -135,7 +135,15 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
 async function receiveZip(body: Readable, dir: string, limits: UploadLimits): Promise<ReceivedUpload> {
   // yauzl reads the central directory at the end of the archive: the archive goes to disk first.
   const archive = path.join(dir, ".upload.zip");
-  await pipeline(body, new ByteBudget({ left: limits.maxBytes }, limits), createWriteStream(archive, { flags: "wx" }));
+  // A request body that fails is the client's doing (it went away); a failed write here is ours.
+  let bodyFailed = false;
+  body.once("error", () => (bodyFailed = true));
+  try {
+    await pipeline(body, new ByteBudget({ left: limits.maxBytes }, limits), createWriteStream(archive, { flags: "wx" }));
+  } catch (error) {
+    if (error instanceof UploadRefused || !bodyFailed) throw error;
+    throw new UploadRefused(400, `the archive was cut off before its end (${(error as Error).message}); send it again`);
+  }
   try {
     return await unpackZip(archive, dir, limits);
   } finally {
