@@ -9,6 +9,7 @@ import { z } from "zod";
 import { UserError } from "../errors.ts";
 import { readConfigJson } from "./configFile.ts";
 import { pepperFromEnvironment, STORED_HASH, type Pepper } from "./passwords.ts";
+import { waitForLock } from "../os/lockFile.ts";
 
 export const DEFAULT_USERS_FILE = "config/users.json";
 export const USERS_FILE_FORMAT = 1;
@@ -95,6 +96,30 @@ export async function writeUsers(file: string, users: UsersFile): Promise<void> 
   } catch (error) {
     await rm(temp, { force: true });
     throw new UserError(`cannot write the users file: ${(error as Error).message}`, { where: file, fix: "check that the directory exists and is writable by this account", cause: error });
+  }
+}
+
+/** How long a change waits for another one (argon2 hashing is done before the lock is taken, so a holder is quick). */
+const USERS_LOCK_WAIT_MS = 10_000;
+
+/**
+ * Reads, changes and writes the users file under a lock (`<file>.lock`), so two changes made at once
+ * (two `ashcast user add`, or the server upgrading a hash) never lose one another's users.
+ * `change` returns false to write nothing. `onWait` hears once that another process holds the lock.
+ */
+export async function updateUsers(file: string, change: (current: UsersFile) => boolean, onWait?: (pid: number) => void): Promise<UsersFile> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const lockPath = `${file}.lock`;
+  const lock = await waitForLock(lockPath, `.${path.basename(file)}.lock-`, { waitMs: USERS_LOCK_WAIT_MS, ...(onWait ? { onWait } : {}) });
+  if (lock.kind === "held") {
+    throw new UserError(`the users file is being changed by process ${lock.pid} and stayed locked for ${USERS_LOCK_WAIT_MS / 1000} s`, { where: lockPath, fix: "try again; if no ashcast process is running, remove the lock file" });
+  }
+  try {
+    const current = await loadUsers(file);
+    if (change(current)) await writeUsers(file, current);
+    return current;
+  } finally {
+    await lock.release();
   }
 }
 

@@ -9,13 +9,13 @@
  * leaves the previous release whole; the next build sweeps the temporaries.
  */
 import { randomBytes } from "node:crypto";
-import { link, open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
 import { decodeState, type BuildState } from "./buildState.ts";
-import { isProcessAlive } from "../os/processes.ts";
+import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
@@ -35,51 +35,17 @@ const MAX_KEPT_RELEASES = 100;
 
 const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
 
-/**
- * Takes the build lock (one build at a time across processes). Returns the function that releases it.
- * The lock file appears whole (written aside, then hard-linked into place), so no reader ever sees it
- * empty; a lock left by a dead process is moved aside atomically, so two builds cannot both take it over.
- */
+/** Takes the build lock (one build at a time across processes). Returns the function that releases it. */
 export async function acquireBuildLock(distDir: string): Promise<() => Promise<void>> {
   await mkdir(distDir, { recursive: true });
   const lockPath = path.join(distDir, LOCK_FILE);
-  const mine = `${process.pid} ${randomBytes(6).toString("hex")}\n`;
-  const aside = path.join(distDir, tmpName());
-  await writeFile(aside, mine);
-  try {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await link(aside, lockPath);
-        return async () => {
-          // Only our own lock is removed, never one another build took after ours was judged stale.
-          if ((await readFile(lockPath, "utf8").catch(() => "")) === mine) await rm(lockPath, { force: true });
-        };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-      const text = await readFile(lockPath, "utf8").catch(() => undefined);
-      if (text === undefined) continue; // released in between: try again
-      const holder = Number.parseInt(text, 10);
-      if (Number.isInteger(holder) && holder !== process.pid && isProcessAlive(holder)) {
-        throw new UserError(`another build is running (pid ${holder})`, {
-          where: distDir,
-          fix: `wait for it to finish, or stop process ${holder}; only one build may write ${distDir} at a time`,
-        });
-      }
-      // Left by a build that was killed: move it aside, and put it back if it was not the one we judged.
-      const stale = path.join(distDir, tmpName());
-      try {
-        await rename(lockPath, stale);
-      } catch {
-        continue; // another build moved it first
-      }
-      if ((await readFile(stale, "utf8").catch(() => "")) !== text) await rename(stale, lockPath).catch(() => {});
-      else await rm(stale, { force: true });
-    }
-    throw new UserError("could not take the build lock", { where: lockPath, fix: "remove the lock file if no build is running" });
-  } finally {
-    await rm(aside, { force: true });
-  }
+  const attempt = await tryLock(lockPath, TMP_PREFIX);
+  if (attempt.kind === "taken") return attempt.release;
+  if (Number.isNaN(attempt.pid)) throw new UserError("could not take the build lock", { where: lockPath, fix: "remove the lock file if no build is running" });
+  throw new UserError(`another build is running (pid ${attempt.pid})`, {
+    where: distDir,
+    fix: `wait for it to finish, or stop process ${attempt.pid}; only one build may write ${distDir} at a time`,
+  });
 }
 
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */

@@ -3,7 +3,7 @@
  * on a terminal, from a prompt without echo asked twice; never from argv, which other users can read.
  */
 import { hashPassword, pepperFromEnvironment } from "../auth/passwords.ts";
-import { loadUsers, resolveUsersFile, ROLES, Username, writeUsers, type Role } from "../auth/users.ts";
+import { loadUsers, resolveUsersFile, ROLES, updateUsers, Username, type Role } from "../auth/users.ts";
 import { formatError, UserError } from "../errors.ts";
 
 /** Enough for a 1024-byte password and its newline; anything longer is not a password. */
@@ -14,6 +14,7 @@ export interface UserFlags {
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
+const waitingFor = (pid: number) => process.stderr.write(`waiting: process ${pid} is changing the users file\n`);
 /** A refusal (user exists, no such user) is reported here and answered false: main exits 1, not 2. */
 const refuse = (error: UserError): false => {
   process.stderr.write(`${formatError(error)}\n`);
@@ -36,20 +37,28 @@ export async function userAdd(name: string, flags: UserFlags & { role: string; r
   if (exists && !flags.replace) return refuse(new UserError(`user "${name}" exists already`, { where: file, fix: "add --replace to set a new password and roles, or choose another name" }));
   const password = await readPassword();
   const hash = await hashPassword(password, pepper);
-  // Read again just before writing: a change made while the password was typed is kept.
-  const current = await loadUsers(file);
-  current.users[name] = { hash, created: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), roles: [flags.role as Role] };
-  await writeUsers(file, current);
-  out(`${exists ? "replaced" : "added"} user ${name} (${flags.role}) in ${file}`);
+  // Read again under the lock: a change made while the password was typed, or by a concurrent add, is kept.
+  let addedMeanwhile = false;
+  await updateUsers(file, (current) => {
+    addedMeanwhile = !exists && Object.hasOwn(current.users, name);
+    if (addedMeanwhile && !flags.replace) return false;
+    current.users[name] = { hash, created: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), roles: [flags.role as Role] };
+    return true;
+  }, waitingFor);
+  if (addedMeanwhile && !flags.replace) return refuse(new UserError(`user "${name}" was added by someone else meanwhile`, { where: file, fix: "add --replace to set a new password and roles, or choose another name" }));
+  out(`${exists || addedMeanwhile ? "replaced" : "added"} user ${name} (${flags.role}) in ${file}`);
   return true;
 }
 
 export async function userRemove(name: string, flags: UserFlags, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   const file = resolveUsersFile(flags.users, env);
-  const current = await loadUsers(file);
-  if (!Object.hasOwn(current.users, name)) return refuse(new UserError(`there is no user "${name}"`, { where: file, fix: "see the users with ./bin/ashcast user list" }));
-  delete current.users[name];
-  await writeUsers(file, current);
+  let found = false;
+  await updateUsers(file, (current) => {
+    found = Object.hasOwn(current.users, name);
+    delete current.users[name];
+    return found;
+  }, waitingFor);
+  if (!found) return refuse(new UserError(`there is no user "${name}"`, { where: file, fix: "see the users with ./bin/ashcast user list" }));
   out(`removed user ${name} from ${file}`);
   return true;
 }
