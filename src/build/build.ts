@@ -4,7 +4,7 @@
  * Read → validate → transform → write: nothing is written before a run has been fully validated,
  * and every problem of every run is collected into the report.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
@@ -58,6 +58,13 @@ export interface BuildOptions extends PipelineSettings {
    * at it: the watcher saves reading and checking the whole state on every change.
    */
   previous?: LoadedRelease;
+  /**
+   * Folders to read, validate and render again although their inputs are unchanged (an operator's
+   * rebuild job); "all" for every folder. Their artefacts go to fresh run directories.
+   */
+  rebuild?: ReadonlySet<string> | "all";
+  /** Cancels the build between run folders; nothing is published and the last release stays. */
+  signal?: AbortSignal;
   /** Called after each run folder is handled (progress display). */
   onProgress?: (done: number, total: number, folder: string) => void;
 }
@@ -109,7 +116,8 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   // 1. Bring every run folder up to date: scan (stat calls; skipped for folders the watcher saw
   //    unchanged), then read and render only the folders whose inputs changed.
   const folders = await listRunFolders(runsDir, distDir);
-  const known = (name: string) => !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
+  const forced = (name: string) => options.rebuild === "all" || options.rebuild?.has(name) === true;
+  const known = (name: string) => !forced(name) && !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
   const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files);
   const scannedByName = new Map(scanned.map((entry) => [entry.run.folder, entry]));
   const runs: Record<string, RunState> = {};
@@ -117,6 +125,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const rebuiltWhy = new Map<string, string>();
   let done = 0;
   for (const { name: folder } of folders) {
+    options.signal?.throwIfAborted();
     const entry = scannedByName.get(folder);
     const prior = priorRuns[folder];
     if (!entry) {
@@ -124,7 +133,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
       files[folder] = prevState.files[folder]!;
     } else {
       files[folder] = entry.fingerprints;
-      runs[folder] = await updateRun(entry.run, prior, pipeline, prevState.files[folder] ?? {}, { ...options, builtAt: now }, (why) => {
+      runs[folder] = await updateRun(entry.run, prior, pipeline, prevState.files[folder] ?? {}, { ...options, builtAt: now, forced: forced(folder) }, (why) => {
         rebuiltWhy.set(folder, why);
         log(`rebuilding ${folder}: ${why}`);
       });
@@ -189,6 +198,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     return { release: previous.id, current: previous, published: false, report, events };
   }
 
+  options.signal?.throwIfAborted();
   // 5. Write the release: lists and shared resources, state, then the index last, then switch.
   const releaseId = `${compactInstant(now)}-${String(nowDate.getUTCMilliseconds()).padStart(3, "0")}-${createHash("sha256").update(digest + Math.random()).digest("hex").slice(0, 6)}`;
   const releaseFromDist = path.posix.join(RELEASES_DIR, releaseId);
@@ -267,7 +277,7 @@ async function updateRun(
   prior: RunState | undefined,
   pipeline: string,
   priorFiles: FolderFingerprints,
-  options: BuildOptions & { builtAt: string },
+  options: BuildOptions & { builtAt: string; forced: boolean },
   rebuilding: (why: string) => void,
 ): Promise<RunState> {
   if (run.partial.length) {
@@ -279,8 +289,9 @@ async function updateRun(
     };
   }
   const inputs = inputsHash(run, pipeline);
-  if (prior && prior.inputs === inputs && !prior.waiting) return prior;
-  rebuilding(whyRebuild(run, prior, priorFiles));
+  const unchanged = prior !== undefined && prior.inputs === inputs && !prior.waiting;
+  if (unchanged && !options.forced) return prior;
+  rebuilding(unchanged ? "an operator asked for a rebuild" : whyRebuild(run, prior, priorFiles));
 
   const { issues, assembled } = await validateRun(run, options);
   const base: RunState = { inputs, waiting: false, issues: issues.list, ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}) };
@@ -297,7 +308,8 @@ async function updateRun(
       ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
     };
   }
-  const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}`;
+  // Same inputs make the same directory name; a requested rebuild must not trust what is there.
+  const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}${options.forced ? `-${randomBytes(4).toString("hex")}` : ""}`;
   const dirFromDist = path.posix.join(RUNS_DIR, dirName);
   const staged = await createStagingDir(options.distDir, RUNS_DIR);
   const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts);

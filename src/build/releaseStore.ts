@@ -192,3 +192,23 @@ export async function writeStagedFile(dir: string, file: string, body: Buffer | 
   await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
   await writeFile(path.join(dir, file), body);
 }
+
+export interface DistCleanup {
+  releases: number;
+  runs: number;
+  temporaries: number;
+}
+
+/**
+ * What an operator's cleanup job does: the garbage collection that otherwise follows a publish (so old
+ * releases go even while nothing is published), and the temporaries of killed builds. Takes the build lock.
+ */
+export async function cleanDist(distDir: string, nowMs: number): Promise<DistCleanup> {
+  const release = await acquireBuildLock(distDir);
+  try {
+    const temporaries = await sweepTemporaries(distDir);
+    return { ...(await collectGarbage(distDir, nowMs)), temporaries };
+  } finally {
+    await release();
+  }
+}

@@ -11,6 +11,7 @@ import path from "node:path";
 import chokidar, { type FSWatcher } from "chokidar";
 import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
+import { cleanDist, type DistCleanup } from "./releaseStore.ts";
 import { isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface WatchOptions extends BuildOptions {
@@ -25,6 +26,14 @@ export interface WatchOptions extends BuildOptions {
 export interface Watcher {
   /** Resolves when no build is running or pending. */
   idle(): Promise<void>;
+  /**
+   * Builds now, reading and rendering `runs` again although unchanged ("all", or folder names), in turn
+   * with the builds the watcher starts itself. Rejects with the build's error (the signal's reason when
+   * cancelled); the last release then stays.
+   */
+  rebuild(runs: "all" | readonly string[], signal: AbortSignal): Promise<BuildResult>;
+  /** Removes old releases, unused run directories and what killed builds left, in turn with the builds. */
+  cleanDist(signal: AbortSignal): Promise<DistCleanup>;
   close(): Promise<void>;
 }
 
@@ -47,7 +56,10 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   let current: BuildResult["current"] | undefined;
   const idleWaiters: Array<() => void> = [];
 
-  const runBuild = async (): Promise<void> => {
+  /** Operator jobs, run by the build loop one at a time, between the builds changes start. */
+  const jobs: Array<() => Promise<void>> = [];
+
+  const runBuild = async (job?: { rebuild: "all" | ReadonlySet<string>; signal: AbortSignal }): Promise<{ result: BuildResult } | { error: unknown }> => {
     const changes = [...reasons];
     const since = changedAt;
     const folders = changedFolders;
@@ -58,26 +70,47 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     if (changes.length) log(`change: ${changes.slice(0, 5).join(", ")}${changes.length > 5 ? ` and ${changes.length - 5} more` : ""}`);
     try {
       // Only the folders the events named are looked at: a change costs the same with 10 runs or 1,000.
-      const result = await build({ ...options, ...(folders ? { changedFolders: folders } : {}), ...(current ? { previous: current } : {}) });
+      const result = await build({
+        ...options,
+        ...(folders ? { changedFolders: folders } : {}),
+        ...(current ? { previous: current } : {}),
+        ...(job ? { rebuild: job.rebuild, signal: job.signal } : {}),
+      });
       current = result.current;
       if (since !== undefined && result.published) log(`published ${Math.round(Date.now() - since)} ms after the last change was written`);
       options.onBuild?.({ result });
+      return { result };
     } catch (error) {
       // A failed build leaves the last release served; say why and keep watching. Its folders are
       // looked at again next time (all of them, if this was the first build).
       if (folders && changedFolders) for (const folder of folders) changedFolders.add(folder);
       else changedFolders = undefined;
-      log(`build failed, the last release is still served:\n${formatError(error)}`);
+      if (job?.signal.aborted) {
+        log("the rebuild was cancelled, the last release is still served");
+        // Changes it had taken on are built now rather than at the next change.
+        for (const change of changes) reasons.add(change);
+        if (changes.length) pending = true;
+      } else log(`build failed, the last release is still served:\n${formatError(error)}`);
       options.onBuild?.({ error });
+      return { error };
     }
   };
 
   const loop = async (): Promise<void> => {
-    do await runBuild();
-    while (pending && !timer);
+    do {
+      while (jobs.length) await jobs.shift()!();
+      if (pending && !timer) await runBuild();
+    } while ((pending && !timer) || jobs.length);
     building = undefined;
     if (!timer) for (const resolve of idleWaiters.splice(0)) resolve();
   };
+
+  /** Queues a job for the build loop and starts the loop if it is idle. */
+  const enqueue = <T>(work: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      jobs.push(() => work().then(resolve, reject));
+      if (!building) building = loop();
+    });
 
   const schedule = (): void => {
     pending = true;
@@ -98,6 +131,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     schedule();
   };
 
+  pending = true;
   building = loop(); // the first build, before watching catches up
   const watcher: FSWatcher = chokidar.watch(runsDir, {
     ignoreInitial: true,
@@ -116,6 +150,20 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
 
   return {
     idle: () => (building || timer ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
+    rebuild: (runs, signal) =>
+      enqueue(async () => {
+        signal.throwIfAborted();
+        const outcome = await runBuild({ rebuild: runs === "all" ? "all" : new Set(runs), signal });
+        if ("error" in outcome) throw outcome.error;
+        return outcome.result;
+      }),
+    cleanDist: (signal) =>
+      enqueue(async () => {
+        signal.throwIfAborted();
+        const cleaned = await cleanDist(distDir, Date.now());
+        log(`cleanup: removed ${cleaned.releases} old release(s), ${cleaned.runs} unused run director${cleaned.runs === 1 ? "y" : "ies"} and ${cleaned.temporaries} temporary item(s)`);
+        return cleaned;
+      }),
     async close() {
       if (timer) clearTimeout(timer);
       timer = undefined;

@@ -1,15 +1,21 @@
 /**
  * `ashcast start` runs the watcher here, in a worker thread of the serving process: contouring and
  * drawing take seconds of CPU, which on the server's thread would stall every request meanwhile.
- * Messages to the parent: { log }, { built } after each build; from the parent: "close".
+ * Messages to the parent: { log }, { built } after each build, { job, done | failed } for operator jobs;
+ * from the parent: { job: JobOrder }, { cancel: id }, "close".
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { BuildOptions } from "./build.ts";
 import { watchRuns } from "./watch.ts";
+import { runJob } from "./runJob.ts";
+import { formatError, UserError } from "../errors.ts";
+import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
 
 type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous">;
+type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean } };
+type ToWorker = "close" | { job: JobOrder } | { cancel: string };
 
-export interface WatchWorker {
+export interface WatchWorker extends JobExecutor {
   /** Resolves after the first build (whatever its outcome). */
   firstBuild: Promise<void>;
   close(): Promise<void>;
@@ -21,19 +27,38 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   const worker = new Worker(new URL("./workerBoot.mjs", import.meta.url), { workerData: { entry: import.meta.url, watch: options } });
   let built: () => void = () => {};
   const firstBuild = new Promise<void>((resolve) => (built = resolve));
-  worker.on("message", (message: { log?: string; built?: true }) => {
+  const waiting = new Map<string, { resolve: (outcome: JobOutcome) => void; reject: (error: Error) => void }>();
+  worker.on("message", (message: FromWorker) => {
     if (message.log !== undefined) log(message.log);
     if (message.built) built();
+    const job = message.job === undefined ? undefined : waiting.get(message.job);
+    if (job && message.job !== undefined) {
+      waiting.delete(message.job);
+      if (message.done) job.resolve(message.done);
+      else job.reject(message.failed?.cancelled ? new JobCancelled() : new UserError(message.failed?.message ?? "the job failed"));
+    }
   });
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   worker.on("error", (error) => {
     log(`Internal error: the watcher stopped: ${error.stack ?? error.message}`);
     built();
   });
+  worker.once("exit", () => {
+    for (const job of waiting.values()) job.reject(new UserError("the watcher stopped before the job finished"));
+    waiting.clear();
+  });
+  const post = (message: ToWorker) => worker.postMessage(message);
   return {
     firstBuild,
+    run(order, signal) {
+      return new Promise<JobOutcome>((resolve, reject) => {
+        waiting.set(order.id, { resolve, reject });
+        post({ job: order });
+        signal.addEventListener("abort", () => post({ cancel: order.id }), { once: true });
+      });
+    },
     async close() {
-      worker.postMessage("close");
+      post("close");
       await exited;
     },
   };
@@ -42,15 +67,30 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
 const watchOptions = isMainThread ? undefined : (workerData as { watch?: WorkerOptions } | undefined)?.watch;
 if (parentPort && watchOptions) {
   const port = parentPort;
+  const send = (message: FromWorker) => port.postMessage(message);
   const watcher = await watchRuns({
     ...watchOptions,
-    log: (line) => port.postMessage({ log: line }),
-    onBuild: () => port.postMessage({ built: true }),
+    log: (line) => send({ log: line }),
+    onBuild: () => send({ built: true }),
   });
-  port.on("message", async (message) => {
+  const running = new Map<string, AbortController>();
+  port.on("message", async (message: ToWorker) => {
     if (message === "close") {
       await watcher.close();
       port.close();
+    } else if ("cancel" in message) {
+      running.get(message.cancel)?.abort(new JobCancelled());
+    } else {
+      const { id } = message.job;
+      const controller = new AbortController();
+      running.set(id, controller);
+      try {
+        send({ job: id, done: await runJob(watcher, message.job, controller.signal) });
+      } catch (error) {
+        send({ job: id, failed: { message: formatError(error), cancelled: controller.signal.aborted } });
+      } finally {
+        running.delete(id);
+      }
     }
   });
 }

@@ -11,6 +11,7 @@ import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
+import type { JobExecutor } from "../contract/jobs.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
 
@@ -93,7 +94,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
       .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES);
 
-  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings }) => {
+  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor }) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
     const server = await startServer({
@@ -132,7 +133,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings });
+      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings, jobs: watcher });
       await untilSignal();
       await server.close();
       await watcher.close();

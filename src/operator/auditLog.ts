@@ -13,7 +13,7 @@ export interface AuditEntry {
   action: string;
   /** What the action was about, e.g. a reftime. */
   target: string;
-  outcome: "done" | "refused" | "failed";
+  outcome: "done" | "refused" | "failed" | "cancelled";
   detail?: string;
 }
 

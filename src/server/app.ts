@@ -9,6 +9,7 @@ import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { formatInstant } from "../time/instant.ts";
 import { problemResponse } from "./problem.ts";
+import { readSmallJson } from "./jsonBody.ts";
 import { healthText } from "./health.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, Representations } from "./representation.ts";
@@ -22,6 +23,8 @@ import { oneAtATime } from "../flow/oneAtATime.ts";
 import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../operator/upload/receive.ts";
 import { RuntimeSettings, settingsProblems, type SettingsStore } from "../operator/settings.ts";
 import { uploadRun } from "../operator/upload/uploadRun.ts";
+import type { JobBoard } from "../operator/jobs.ts";
+import { addJobRoutes } from "./jobRoutes.ts";
 import type { CheckResult } from "../build/check.ts";
 import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
 
@@ -76,6 +79,8 @@ export interface OperatorOptions {
   runsDir: string;
   archiveDir: string;
   audit: AuditLog;
+  /** Rebuild and cleanup jobs, run on the watcher (`ashcast start`); /jobs answers 503 without it. */
+  jobs?: JobBoard;
   /** Validates an uploaded run folder as a build would (checkInWorker); uploads answer 503 without it. */
   validate?: (dir: string) => Promise<CheckResult>;
   /** What POST /config changes (upload limits); the defaults, unchangeable, without it. */
@@ -206,16 +211,9 @@ export function createApp(options: AppOptions): Hono {
     if (!settings) return problemResponse(503, "settings can be changed only where the service runs with ashcast start");
     let patch: RuntimeSettings = {};
     if (action === "config") {
-      if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return problemResponse(415, `send the settings to change as application/json, e.g. {"uploadMaxBytes": 536870912}`);
-      const text = await c.req.text();
-      if (text.length > 4096) return problemResponse(413, "a settings change is a small JSON object (4 KiB at most)");
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        return problemResponse(400, `the body is not JSON; send an object such as {"uploadMaxFiles": 32}`);
-      }
-      const parsed = RuntimeSettings.safeParse(json);
+      const body = await readSmallJson(c, `{"uploadMaxBytes": 536870912}`);
+      if (body instanceof Response) return body;
+      const parsed = RuntimeSettings.safeParse(body.json);
       if (!parsed.success) {
         const detail = settingsProblems(parsed.error).join("; ");
         await options.operator!.audit.record({ who, action, target: "settings", outcome: "refused", detail });
@@ -318,6 +316,8 @@ export function createApp(options: AppOptions): Hono {
     return new Response(JSON.stringify(answer), { status: 202, headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
   });
   app.all(`${base}/upload`, () => problemResponse(405, "only POST is allowed here", { allow: "POST" }));
+  addJobRoutes(app, base, { ...(options.operator?.jobs ? { jobs: options.operator.jobs } : {}), ...(options.operator ? { runsDir: options.operator.runsDir } : {}) });
+  addJobRoutes(app, base, { ...(options.operator?.jobs ? { jobs: options.operator.jobs } : {}), ...(options.operator ? { runsDir: options.operator.runsDir } : {}) });
   for (const version of options.removedVersions ?? []) {
     const removed = `${prefix}/volcanicashforecast/${version}`;
     const gone = () => problemResponse(404, `version ${version} of this product was removed; use ${base}`);

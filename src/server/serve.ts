@@ -20,6 +20,8 @@ import { createAccessControl } from "./accessControl.ts";
 import { createAuditLog } from "../operator/auditLog.ts";
 import { SettingsStore } from "../operator/settings.ts";
 import { sweepStaleUploads } from "../operator/upload/uploadRun.ts";
+import { JobBoard } from "../operator/jobs.ts";
+import type { JobExecutor } from "../contract/jobs.ts";
 import { checkInWorker } from "../build/checkWorker.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
 import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
@@ -38,7 +40,7 @@ export interface ServeOptions {
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
   /** Operator actions on runs/ (`start`): its runs directory, where withdrawn runs go (default: runs-archive beside it), and the audit log (env ASHCAST_AUDIT_LOG, default config/audit.log). */
-  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string };
+  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string; jobs?: JobExecutor };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
   /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
@@ -73,6 +75,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const swept = await sweepStaleUploads(path.resolve(options.operator.runsDir));
     if (swept) log(`removed ${swept} upload(s) cut off by an earlier stop`);
   }
+  const audit = options.operator ? createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log") : undefined;
   const app = createApp({
     source,
     ...(options.prefix ? { prefix: options.prefix } : {}),
@@ -92,7 +95,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           operator: {
             runsDir: path.resolve(options.operator.runsDir),
             archiveDir: path.resolve(options.operator.archiveDir ?? path.join(path.dirname(path.resolve(options.operator.runsDir)), "runs-archive")),
-            audit: createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log"),
+            audit: audit!,
+            ...(options.operator.jobs ? { jobs: new JobBoard({ executor: options.operator.jobs, audit: audit! }) } : {}),
             validate: (dir: string) => checkInWorker(dir, pipeline),
             settings: await SettingsStore.open(options.operator.settingsFile ?? env.ASHCAST_SETTINGS_FILE ?? "config/settings.json"),
           },

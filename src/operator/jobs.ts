@@ -1,0 +1,129 @@
+/**
+ * The job board behind /jobs: operators submit a rebuild (all runs or one) or a cleanup, follow its
+ * state, and cancel it. Jobs run one at a time, in submission order, on the builder (the watcher), which
+ * also serialises them with the builds that changes in runs/ start. The board keeps the newest jobs in
+ * memory; the audit log keeps every submission, cancellation and outcome for good.
+ */
+import { randomBytes } from "node:crypto";
+import { formatError } from "../errors.ts";
+import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
+import type { AuditLog } from "./auditLog.ts";
+import { oneAtATime } from "../flow/oneAtATime.ts";
+import { compactInstant, formatInstant } from "../time/instant.ts";
+
+export type JobState = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+
+/** A job as GET /jobs/{id} shows it. */
+export interface Job {
+  id: string;
+  kind: JobOrder["kind"];
+  /** Rebuild only: "all", or the one run folder. */
+  runs?: "all" | readonly string[];
+  state: JobState;
+  /** Set when a running job was asked to stop; it stops between run folders. */
+  cancelRequested?: true;
+  submittedBy: string;
+  submitted: string;
+  started?: string;
+  finished?: string;
+  outcome?: JobOutcome;
+  error?: string;
+}
+
+export type JobRequest = { kind: "rebuild"; runs: "all" | readonly string[] } | { kind: "cleanup" };
+
+/** Finished jobs kept for GET /jobs; older ones are only in the audit log. */
+const KEEP_FINISHED = 100;
+
+export class JobBoard {
+  readonly #executor: JobExecutor;
+  readonly #audit: AuditLog;
+  readonly #now: () => number;
+  readonly #jobs = new Map<string, Job>();
+  readonly #controllers = new Map<string, AbortController>();
+  readonly #inTurn = oneAtATime();
+
+  constructor(options: { executor: JobExecutor; audit: AuditLog; now?: () => number }) {
+    this.#executor = options.executor;
+    this.#audit = options.audit;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Queues the job and answers it as queued; it runs once the jobs before it have finished. */
+  async submit(request: JobRequest, who: string): Promise<Job> {
+    const id = `${compactInstant(formatInstant(this.#now()))}-${randomBytes(3).toString("hex")}`;
+    const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
+    this.#jobs.set(id, job);
+    this.#forgetOldest();
+    const controller = new AbortController();
+    this.#controllers.set(id, controller);
+    await this.#audit.record({ who, action: "job-submit", target: id, outcome: "done", detail: describe(job) });
+    void this.#inTurn(() => this.#run(job, controller.signal));
+    return { ...job };
+  }
+
+  get(id: string): Job | undefined {
+    const job = this.#jobs.get(id);
+    return job && { ...job };
+  }
+
+  /** Newest first. */
+  list(): Job[] {
+    return [...this.#jobs.values()].reverse().map((job) => ({ ...job }));
+  }
+
+  /**
+   * A queued job is cancelled at once; a running one is asked to stop (it stops between run folders,
+   * publishing nothing); a finished one cannot be cancelled.
+   */
+  async cancel(id: string, who: string): Promise<{ kind: "cancelled" | "stopping" | "finished"; job: Job } | undefined> {
+    const job = this.#jobs.get(id);
+    if (!job) return undefined;
+    if (job.state !== "queued" && job.state !== "running") {
+      await this.#audit.record({ who, action: "job-cancel", target: id, outcome: "refused", detail: `the job has ${job.state}` });
+      return { kind: "finished", job: { ...job } };
+    }
+    const running = job.state === "running";
+    this.#controllers.get(id)?.abort(new JobCancelled());
+    if (running) job.cancelRequested = true;
+    else this.#finish(job, "cancelled");
+    await this.#audit.record({ who, action: "job-cancel", target: id, outcome: "done", detail: running ? "asked the running job to stop" : "cancelled before it started" });
+    return { kind: running ? "stopping" : "cancelled", job: { ...job } };
+  }
+
+  async #run(job: Job, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return; // cancelled while queued
+    job.state = "running";
+    job.started = formatInstant(this.#now());
+    const order: JobOrder = job.kind === "cleanup" ? { id: job.id, kind: "cleanup" } : { id: job.id, kind: "rebuild", runs: job.runs ?? "all" };
+    let ended: "succeeded" | "failed" | "cancelled";
+    try {
+      job.outcome = await this.#executor.run(order, signal);
+      ended = "succeeded";
+    } catch (error) {
+      ended = signal.aborted ? "cancelled" : "failed";
+      if (!signal.aborted) job.error = formatError(error);
+    }
+    this.#finish(job, ended);
+    const outcome = ended === "succeeded" ? "done" : ended;
+    await this.#audit
+      .record({ who: job.submittedBy, action: `job-${job.kind}`, target: job.id, outcome, detail: job.error ?? JSON.stringify(job.outcome ?? {}) })
+      .catch((error: unknown) => console.error(`Internal error: the audit log could not record job ${job.id}: ${formatError(error)}`));
+  }
+
+  #finish(job: Job, state: "succeeded" | "failed" | "cancelled"): void {
+    job.state = state;
+    job.finished = formatInstant(this.#now());
+    this.#controllers.delete(job.id);
+  }
+
+  #forgetOldest(): void {
+    const finished = [...this.#jobs.values()].filter((job) => job.finished !== undefined);
+    for (const job of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) this.#jobs.delete(job.id);
+  }
+}
+
+function describe(job: Job): string {
+  if (job.kind === "cleanup") return "clean up old releases and temporaries";
+  return job.runs === "all" || job.runs === undefined ? "rebuild every run" : `rebuild ${job.runs.join(", ")}`;
+}
