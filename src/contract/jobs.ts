@@ -1,16 +1,41 @@
-import { UserError } from "../errors.ts";
-
 /**
- * Operator jobs (POST /jobs): what the server asks the builder to do, and what the builder answers.
- * Shared by src/operator (the job board) and src/build (the watcher that runs them).
+ * Operator jobs (/jobs): what the server asks the builder to do, what the builder answers, and a job as
+ * the API shows it (its zod schema is also the OpenAPI document's). Shared by src/operator (the job
+ * board), src/server (the routes) and src/build (the watcher that runs them).
  */
-export type JobKind = "rebuild" | "cleanup";
+import { z } from "zod";
+import { UserError } from "../errors.ts";
+import { PublishedInstant } from "./ashModel.ts";
 
 export type JobOrder = { id: string; kind: "rebuild"; runs: "all" | readonly string[] } | { id: string; kind: "cleanup" };
 
-export type JobOutcome =
-  | { kind: "rebuild"; release: string; published: boolean; rebuilt: string[]; errors: number }
-  | { kind: "cleanup"; releases: number; runs: number; temporaries: number };
+export const JobOutcome = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("rebuild"), release: z.string(), published: z.boolean(), rebuilt: z.array(z.string()), errors: z.number().int() }),
+  z.object({ kind: z.literal("cleanup"), releases: z.number().int(), runs: z.number().int(), temporaries: z.number().int() }),
+]);
+export type JobOutcome = z.infer<typeof JobOutcome>;
+
+export const JOB_STATES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** A job as GET /jobs/{id} shows it. */
+export const Job = z.object({
+  id: z.string(),
+  kind: z.enum(["rebuild", "cleanup"]),
+  /** Rebuild only: "all", or the one run folder. */
+  runs: z.union([z.literal("all"), z.array(z.string())]).optional(),
+  state: z.enum(JOB_STATES),
+  /** Set when a running job was asked to stop; it stops between run folders. */
+  cancelRequested: z.literal(true).optional(),
+  submittedBy: z.string(),
+  submitted: PublishedInstant,
+  started: PublishedInstant.optional(),
+  finished: PublishedInstant.optional(),
+  outcome: JobOutcome.optional(),
+  /** Why it failed, as the build log says it. */
+  error: z.string().optional(),
+});
+export type Job = z.infer<typeof Job>;
 
 /** Runs one job at a time, in turn with the builds it starts itself; rejects when the job fails or is cancelled. */
 export interface JobExecutor {

@@ -6,29 +6,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { formatError } from "../errors.ts";
-import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
+import { JobCancelled, type Job, type JobExecutor, type JobOrder } from "../contract/jobs.ts";
 import type { AuditLog } from "./auditLog.ts";
 import { oneAtATime } from "../flow/oneAtATime.ts";
 import { compactInstant, formatInstant } from "../time/instant.ts";
-
-export type JobState = "queued" | "running" | "succeeded" | "failed" | "cancelled";
-
-/** A job as GET /jobs/{id} shows it. */
-export interface Job {
-  id: string;
-  kind: JobOrder["kind"];
-  /** Rebuild only: "all", or the one run folder. */
-  runs?: "all" | readonly string[];
-  state: JobState;
-  /** Set when a running job was asked to stop; it stops between run folders. */
-  cancelRequested?: true;
-  submittedBy: string;
-  submitted: string;
-  started?: string;
-  finished?: string;
-  outcome?: JobOutcome;
-  error?: string;
-}
 
 export type JobRequest = { kind: "rebuild"; runs: "all" | readonly string[] } | { kind: "cleanup" };
 
@@ -52,7 +33,7 @@ export class JobBoard {
   /** Queues the job and answers it as queued; it runs once the jobs before it have finished. */
   async submit(request: JobRequest, who: string): Promise<Job> {
     const id = `${compactInstant(formatInstant(this.#now()))}-${randomBytes(3).toString("hex")}`;
-    const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
+    const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs === "all" ? "all" : [...request.runs] } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
     this.#jobs.set(id, job);
     this.#forgetOldest();
     const controller = new AbortController();

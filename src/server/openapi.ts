@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
 import { BuildReport } from "../contract/buildReport.ts";
+import { Job } from "../contract/jobs.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import { RuntimeSettings } from "../operator/settings.ts";
 import { PRODUCT_PATH } from "./app.ts";
@@ -112,6 +113,8 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
     description: "The upload limits in effect, and the settings changed from the defaults",
     content: { [JSON_TYPE]: { schema: { type: "object", properties: { uploadLimits: { type: "object" }, changedSettings: ref("RuntimeSettings") }, required: ["uploadLimits", "changedSettings"] } } },
   };
+  const noBuilder = problem("This server does not run the builder (use ashcast start)");
+  const jobId = { name: "id", in: "path", required: true, description: "The job's id, as POST /jobs answered it", schema: { type: "string" } };
   const get = (summary: string, tag: string, responses: Record<string, unknown>, parameters: unknown[] = []) => ({
     get: { summary, tags: [tag], parameters, responses },
   });
@@ -253,6 +256,61 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
+      "/jobs": {
+        get: {
+          summary: "The jobs, newest first (finished ones for a while; the audit log keeps all); operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          responses: { "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object", properties: { jobs: { type: "array", items: ref("Job") } }, required: ["jobs"] } } } }, ...authErrors, "405": dataErrors["405"], "500": dataErrors["500"], "503": noBuilder },
+        },
+        post: {
+          summary: "Submit a job: rebuild every run or one run folder (read and drawn again although unchanged), or clean up old releases and temporaries; operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          requestBody: {
+            required: true,
+            content: { [JSON_TYPE]: { schema: { oneOf: [{ type: "object", properties: { kind: { const: "rebuild" }, run: { type: "string" } }, required: ["kind"], additionalProperties: false }, { type: "object", properties: { kind: { const: "cleanup" } }, required: ["kind"], additionalProperties: false }] } } },
+          },
+          responses: {
+            "202": { description: "Queued; Location is the job's address", content: { [JSON_TYPE]: { schema: ref("Job") } } },
+            ...authErrors,
+            "400": problem("Not a job (the detail names the field), or a malformed Authorization header"),
+            "404": problem("runs/ has no such run folder"),
+            "405": dataErrors["405"],
+            "413": problem("Larger than 4 KiB"),
+            "415": problem("Not application/json"),
+            "500": dataErrors["500"],
+            "503": noBuilder,
+          },
+        },
+      },
+      "/jobs/{id}": {
+        get: {
+          summary: "A job: its state, and its outcome or error once finished; operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          parameters: [jobId],
+          responses: { "200": { description: "JSON", content: { [JSON_TYPE]: { schema: ref("Job") } } }, ...authErrors, "404": problem("No such job"), "405": dataErrors["405"], "500": dataErrors["500"], "503": noBuilder },
+        },
+      },
+      "/jobs/{id}/cancel": {
+        post: {
+          summary: "Cancel a job: at once while queued, between run folders while running (nothing is published); operators only",
+          tags: ["operator"],
+          security: [{ bearer: [] }],
+          parameters: [jobId],
+          responses: {
+            "200": { description: "Cancelled before it started", content: { [JSON_TYPE]: { schema: ref("Job") } } },
+            "202": { description: "Running: asked to stop", content: { [JSON_TYPE]: { schema: ref("Job") } } },
+            ...authErrors,
+            "404": problem("No such job"),
+            "405": dataErrors["405"],
+            "409": { description: "The job has finished already", content: { [PROBLEM_CONTENT_TYPE]: { schema: ref("JobProblem") } } },
+            "500": dataErrors["500"],
+            "503": noBuilder,
+          },
+        },
+      },
       "/healthz": get("Health of the product", "metadata", {
         "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
         "405": dataErrors["405"],
@@ -291,6 +349,8 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         BuildReport: schemaOf(BuildReport),
         InvalidUploadProblem: schemaOf(InvalidUploadProblem),
         RuntimeSettings: schemaOf(RuntimeSettings),
+        Job: schemaOf(Job),
+        JobProblem: { allOf: [ref("Problem"), { type: "object", properties: { job: ref("Job") }, required: ["job"] }] },
       },
     },
   };

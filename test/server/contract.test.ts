@@ -9,7 +9,14 @@ import type { ValidateFunction } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PRODUCT_PATH } from "../../src/server/app.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
-import { addRun, buildSite, header, http, makeSite, serve, type RawResponse, type Site } from "./serverFixtures.ts";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { startServer } from "../../src/server/serve.ts";
+import { watchRuns, type Watcher } from "../../src/build/watch.ts";
+import { runJob } from "../../src/build/runJob.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { writeUsers } from "../../src/auth/users.ts";
+import { addRun, buildSite, editRunJson, header, http, makeSite, serve, waitFor, type RawResponse, type Site } from "./serverFixtures.ts";
 
 // ajv is CommonJS; under NodeNext its class is the `default` of the module object.
 const Ajv2020 = Ajv2020Module.default;
@@ -87,18 +94,22 @@ function absoluteRefs(schema: unknown): unknown {
   );
 }
 
-/** The operation that describes answers on a path: its POST where it has one (/token, /login), else its GET (HEAD and 405s included). */
-function operationOf(path: string): Operation | undefined {
+/**
+ * The operation that describes answers to `method` on a path: its own (HEAD is GET's), else, for a method
+ * the path does not take (405, or 401 first), its POST where it has one (/token, /login), else its GET.
+ */
+function operationOf(path: string, method = "GET"): Operation | undefined {
   const item = doc.paths[path];
-  return item?.post ?? item?.get;
+  const own = item?.[method === "HEAD" ? "get" : method.toLowerCase()];
+  return own ?? item?.post ?? item?.get;
 }
 
 const validators = new Map<string, ValidateFunction>();
-function validatorFor(path: string, status: string, mediaType: string): ValidateFunction {
-  const id = `${path} ${status} ${mediaType}`;
+function validatorFor(path: string, status: string, mediaType: string, method = "GET"): ValidateFunction {
+  const id = `${method} ${path} ${status} ${mediaType}`;
   let validate = validators.get(id);
   if (!validate) {
-    const schema = operationOf(path)?.responses[status]?.content?.[mediaType]?.schema;
+    const schema = operationOf(path, method)?.responses[status]?.content?.[mediaType]?.schema;
     if (schema === undefined) throw new Error(`the document has no schema for ${id}`);
     validate = ajv.compile(absoluteRefs(schema) as Record<string, unknown>);
     validators.set(id, validate);
@@ -129,7 +140,7 @@ interface Case {
   /** Path relative to the base path, with its query. */
   target: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   status: number;
 }
 
@@ -140,7 +151,7 @@ async function checkAgainstDocument(c: Case): Promise<RawResponse> {
   expect(res.status, `${label}: status`).toBe(c.status);
   const path = docPath(c.target.split("?")[0]!);
   expect(path, `${label}: path in the document`).toBeDefined();
-  const operation = operationOf(path!); // HEAD is GET without a body; other methods answer 405, declared there too
+  const operation = operationOf(path!, c.method);
   expect(operation, `${label}: operation`).toBeDefined();
   const declared = operation!.responses[String(res.status)];
   expect(declared, `${label}: status ${res.status} declared for ${path}`).toBeDefined();
@@ -158,7 +169,7 @@ async function checkAgainstDocument(c: Case): Promise<RawResponse> {
     return res;
   }
   if (/[/+]json$/.test(parseMediaType(mediaType!).type)) {
-    const validate = validatorFor(path!, String(res.status), mediaType!);
+    const validate = validatorFor(path!, String(res.status), mediaType!, c.method);
     const valid = validate(res.json());
     expect(valid, `${label}: body against the schema: ${ajv.errorsText(validate.errors)}`).toBe(true);
   }
@@ -215,10 +226,12 @@ describe("the OpenAPI document", () => {
   it("every response schema compiles with a JSON Schema 2020-12 validator, its refs resolved", () => {
     let compiled = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
-      for (const [status, response] of Object.entries((item.get ?? item.post)!.responses)) {
-        for (const mediaType of Object.keys(response.content ?? {})) {
-          expect(() => validatorFor(path, status, mediaType), `${path} ${status} ${mediaType}`).not.toThrow();
-          compiled++;
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          for (const mediaType of Object.keys(response.content ?? {})) {
+            expect(() => validatorFor(path, status, mediaType, method.toUpperCase()), `${method} ${path} ${status} ${mediaType}`).not.toThrow();
+            compiled++;
+          }
         }
       }
     }
@@ -343,5 +356,111 @@ describe("real answers against the document", () => {
 
   it("503: /healthz while no release can be served", async () => {
     for (const method of ["GET", "HEAD"]) await checkAgainstDocument({ name: "503", on: empty, method, target: "/healthz", status: 503 });
+  });
+});
+
+describe("operator answers against the document", () => {
+  const ENV = { AUTH_HASH_SALT: "pepper-for-tests-0123456789", ASHCAST_TOKEN_KEY: Buffer.alloc(32, 5).toString("base64url") };
+  let site: Site;
+  let operatorServer: RunningServer;
+  let watcher: Watcher;
+  let bearer: Record<string, string>;
+
+  beforeAll(async () => {
+    site = await makeSite("ashcast-contract-operator-");
+    await addRun(site, "2024-05-01-hekla", PINNED);
+    watcher = await watchRuns({ runsDir: site.runsDir, distDir: site.distDir, publicUrl: "https://ash.example.org/volcanicashforecast/0.1" });
+    await watcher.idle();
+    const usersFile = path.join(site.root, "users.json");
+    await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(ENV.AUTH_HASH_SALT) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
+    operatorServer = await startServer({
+      distDir: site.distDir,
+      port: 0,
+      host: "127.0.0.1",
+      usersFile,
+      env: ENV,
+      operator: { runsDir: site.runsDir, auditLogFile: path.join(site.root, "audit.log"), settingsFile: path.join(site.root, "settings.json"), jobs: { run: (order, signal) => runJob(watcher, order, signal) } },
+    });
+    const token = await http(operatorServer, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
+    bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
+  }, 60_000);
+
+  afterAll(async () => {
+    await operatorServer?.close();
+    await watcher?.close();
+    await site?.cleanup();
+  });
+
+  const call = (name: string, method: string, target: string, status: number, body?: string | { type: string; body: Buffer | string }) =>
+    checkAgainstDocument({
+      name,
+      on: operatorServer,
+      method,
+      target,
+      status,
+      headers: { ...bearer, ...(body === undefined ? {} : { "content-type": typeof body === "string" ? "application/json" : body.type }) },
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : body.body }),
+    });
+
+  /** A run folder's files as a multipart form; `edit` changes its run.json first. */
+  async function runForm(name: string, reftime: string, edit: (manifest: Record<string, unknown>) => void = () => {}): Promise<{ type: string; body: Buffer }> {
+    const scratch = await makeSite("ashcast-contract-upload-");
+    try {
+      const dir = await addRun(scratch, name, reftime);
+      await editRunJson(dir, edit);
+      const form = new FormData();
+      for (const file of await readdir(dir)) form.append("file", new Blob([await readFile(path.join(dir, file))]), file);
+      const encoded = new Response(form);
+      return { type: encoded.headers.get("content-type")!, body: Buffer.from(await encoded.arrayBuffer()) };
+    } finally {
+      await scratch.cleanup();
+    }
+  }
+
+  it("/config and /config/reset: 200, 304, 400, 413, 415", async () => {
+    const got = await checkAgainstDocument({ name: "200", on: operatorServer, method: "GET", target: "/config", status: 200 });
+    await checkAgainstDocument({ name: "304", on: operatorServer, method: "GET", target: "/config", headers: { "if-none-match": header(got, "etag") }, status: 304 });
+    await call("200", "POST", "/config", 200, JSON.stringify({ uploadMaxFiles: 32 }));
+    await call("unknown key", "POST", "/config", 400, JSON.stringify({ uploadMaxFilez: 32 }));
+    await call("too large", "POST", "/config", 413, JSON.stringify({ pad: "x".repeat(5000) }));
+    await call("not JSON", "POST", "/config", 415, { type: "text/plain", body: "uploadMaxFiles=3" });
+    await call("200", "POST", "/config/reset", 200);
+    await call("405", "GET", "/config/reset", 405);
+  });
+
+  it("/datasets: the build report", async () => {
+    await call("200", "GET", "/datasets", 200);
+  });
+
+  it("/upload: 202, 409, 422 with the run's report, 400, 415", async () => {
+    const valid = await runForm("2024-06-01-upload", "2024-06-01T00:00:00Z");
+    await call("202", "POST", "/upload?folder=2024-06-01-upload", 202, valid);
+    await call("409", "POST", "/upload?folder=2024-06-01-upload", 409, valid);
+    const untyped = await runForm("2024-06-02-upload", "2024-06-02T00:00:00Z", (manifest) => delete manifest.type);
+    const invalid = await call("422", "POST", "/upload?folder=2024-06-02-upload", 422, untyped);
+    expect(invalid.json()).toMatchObject({ status: 422, report: { folder: expect.any(String), issues: expect.arrayContaining([expect.objectContaining({ severity: "error" })]) } });
+    await call("bad folder", "POST", "/upload?folder=../x", 400, valid);
+    await call("415", "POST", "/upload", 415, JSON.stringify({}));
+  });
+
+  it("/jobs, /jobs/{id}, /jobs/{id}/cancel: 200, 202, 400, 404, 409, 415", async () => {
+    const submitted = await call("202", "POST", "/jobs", 202, JSON.stringify({ kind: "rebuild", run: "2024-05-01-hekla" }));
+    const id = (submitted.json() as { id: string }).id;
+    await waitFor("the job to finish", async () => ((await http(operatorServer, `/jobs/${id}`, { headers: bearer })).json() as { state: string }).state === "succeeded");
+    await call("200", "GET", `/jobs/${id}`, 200);
+    await call("200", "GET", "/jobs", 200);
+    await call("409", "POST", `/jobs/${id}/cancel`, 409);
+    await call("404", "POST", "/jobs/20240101T000000Z-abcdef/cancel", 404);
+    await call("404", "GET", "/jobs/20240101T000000Z-abcdef", 404);
+    await call("404", "POST", "/jobs", 404, JSON.stringify({ kind: "rebuild", run: "2099-01-01-none" }));
+    await call("400", "POST", "/jobs", 400, JSON.stringify({ kind: "reboot" }));
+    await call("415", "POST", "/jobs", 415, { type: "text/plain", body: "rebuild" });
+    await call("405", "DELETE", `/jobs/${id}`, 405);
+  });
+
+  it("/withdraw: 400, 404, 202", async () => {
+    await call("no reftime", "POST", "/withdraw", 400);
+    await call("404", "POST", "/withdraw?reftime=1999-01-01T00:00:00Z", 404);
+    await call("202", "POST", `/withdraw?reftime=${PINNED}`, 202);
   });
 });
