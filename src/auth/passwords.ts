@@ -45,6 +45,31 @@ export function pepperFromEnvironment(env: NodeJS.ProcessEnv = process.env): Pep
   return { version, secret };
 }
 
+/**
+ * Earlier secrets, kept while a rotation is under way: `AUTH_HASH_SALT_PREVIOUS` holds `version:secret`
+ * pairs separated by spaces. Hashes made with them still verify, and are made again with the current
+ * secret at the user's next sign-in; once every user has signed in (ashcast user list shows each
+ * hash's version), the old secret can go.
+ */
+export function previousPeppersFromEnvironment(env: NodeJS.ProcessEnv = process.env, current?: Pepper): Pepper[] {
+  const text = env.AUTH_HASH_SALT_PREVIOUS?.trim();
+  if (!text) return [];
+  const where = "AUTH_HASH_SALT_PREVIOUS";
+  if (!current) throw new UserError("earlier secrets are set, but not the current one", { where: "AUTH_HASH_SALT", fix: "set AUTH_HASH_SALT (and AUTH_HASH_SALT_VERSION) to the new secret; AUTH_HASH_SALT_PREVIOUS keeps the old ones" });
+  const peppers: Pepper[] = [];
+  text.split(/\s+/).forEach((pair, index) => {
+    const at = pair.indexOf(":");
+    const version = at > 0 ? pair.slice(0, at) : "";
+    const secret = Buffer.from(at > 0 ? pair.slice(at + 1) : "", "utf8");
+    const entry = `entry ${index + 1}`;
+    if (!PEPPER_VERSION.test(version)) throw new UserError(`${entry} does not start with a secret version and a colon`, { where, fix: "write each earlier secret as version:secret, e.g. 1:<the old AUTH_HASH_SALT>, separated by spaces" });
+    if (secret.length < MIN_PEPPER_BYTES) throw new UserError(`${entry} (version ${version}): the secret is ${secret.length} bytes, fewer than the ${MIN_PEPPER_BYTES} required`, { where, fix: "give the old secret exactly as AUTH_HASH_SALT held it" });
+    if (version === current.version || peppers.some((p) => p.version === version)) throw new UserError(`${entry}: secret version ${version} is given twice`, { where, fix: `give each version once; version ${current.version} is the current one (AUTH_HASH_SALT_VERSION)` });
+    peppers.push({ version, secret });
+  });
+  return peppers;
+}
+
 function passwordBytes(password: string): number {
   return Buffer.byteLength(password, "utf8");
 }

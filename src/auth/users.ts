@@ -8,7 +8,7 @@ import path from "node:path";
 import { z } from "zod";
 import { UserError } from "../errors.ts";
 import { readConfigJson } from "./configFile.ts";
-import { pepperFromEnvironment, STORED_HASH, type Pepper } from "./passwords.ts";
+import { parseStoredHash, pepperFromEnvironment, previousPeppersFromEnvironment, STORED_HASH, type Pepper } from "./passwords.ts";
 import { waitForLock } from "../os/lockFile.ts";
 
 export const DEFAULT_USERS_FILE = "config/users.json";
@@ -125,17 +125,21 @@ export async function updateUsers(file: string, change: (current: UsersFile) => 
 
 export interface ServerUsers {
   users: UsersFile["users"];
-  /** Undefined only when there are no users: nothing to verify. */
+  /** The current secret: new hashes are made with it. Undefined only when there are no users. */
   pepper: Pepper | undefined;
+  /** Earlier secrets (AUTH_HASH_SALT_PREVIOUS), to verify hashes made before a rotation. */
+  previous: Pepper[];
 }
 
 /**
  * What the server needs at start. Users without `AUTH_HASH_SALT` could never sign in (and a service that
- * started anyway would look healthy while refusing everyone): refuse to start instead.
+ * started anyway would look healthy while refusing everyone): refuse to start instead. The same for
+ * users whose hash names a secret version that is configured neither as current nor as previous.
  */
 export async function loadUsersForServer(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ServerUsers> {
   const { users } = await loadUsers(file);
   const pepper = pepperFromEnvironment(env);
+  const previous = previousPeppersFromEnvironment(env, pepper);
   const count = Object.keys(users).length;
   if (count > 0 && !pepper) {
     throw new UserError(`the service refuses to start: ${file} has ${count} user(s) but AUTH_HASH_SALT is not set`, {
@@ -143,5 +147,14 @@ export async function loadUsersForServer(file: string, env: NodeJS.ProcessEnv = 
       fix: "set AUTH_HASH_SALT (and AUTH_HASH_SALT_VERSION if not 1) in the service's environment to the secret the passwords were added with",
     });
   }
-  return { users, pepper };
+  const known = new Set([pepper?.version, ...previous.map((p) => p.version)]);
+  const stranded = Object.entries(users).filter(([, user]) => !known.has(parseStoredHash(user.hash)?.version));
+  if (stranded.length > 0) {
+    const versions = [...new Set(stranded.map(([, user]) => parseStoredHash(user.hash)?.version))].join(", ");
+    throw new UserError(`the service refuses to start: the passwords of ${stranded.map(([name]) => name).join(", ")} were made with secret version ${versions}, which is neither AUTH_HASH_SALT_VERSION (${pepper!.version}) nor in AUTH_HASH_SALT_PREVIOUS`, {
+      where: file,
+      fix: `add the old secret to AUTH_HASH_SALT_PREVIOUS as version:secret, or set those passwords again with ./bin/ashcast user add NAME --replace`,
+    });
+  }
+  return { users, pepper, previous };
 }

@@ -2,7 +2,7 @@
  * `ashcast user add | remove | list`: edits the users file. The password comes from stdin (one line) or,
  * on a terminal, from a prompt without echo asked twice; never from argv, which other users can read.
  */
-import { hashPassword, pepperFromEnvironment } from "../auth/passwords.ts";
+import { hashPassword, parseStoredHash, pepperFromEnvironment } from "../auth/passwords.ts";
 import { loadUsers, resolveUsersFile, ROLES, updateUsers, Username, type Role } from "../auth/users.ts";
 import { formatError, UserError } from "../errors.ts";
 
@@ -63,13 +63,14 @@ export async function userRemove(name: string, flags: UserFlags, env: NodeJS.Pro
   return true;
 }
 
-/** Names and roles only: hashes stay in the file. */
+/** Names, roles and the secret version of each hash: hashes stay in the file. */
 export async function userList(flags: UserFlags, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const file = resolveUsersFile(flags.users, env);
   const { users } = await loadUsers(file);
   const names = Object.keys(users).sort();
   if (names.length === 0) out(`no users in ${file}`);
-  for (const name of names) out(`${name}\t${users[name]!.roles.join(",")}`);
+  // The secret version shows how far a rotation has got: every user on the new one, the old secret can go.
+  for (const name of names) out(`${name}\t${users[name]!.roles.join(",")}\tsecret version ${parseStoredHash(users[name]!.hash)?.version ?? "?"}`);
 }
 
 async function readPassword(): Promise<string> {

@@ -25,9 +25,10 @@ import type { JobExecutor } from "../contract/jobs.ts";
 import { checkInWorker } from "../build/checkWorker.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
 import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
-import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
-import type { Pepper } from "../auth/passwords.ts";
-import { UserError } from "../errors.ts";
+import { loadUsersForServer, resolveUsersFile, updateUsers, type UsersFile } from "../auth/users.ts";
+import { hashPassword, parseStoredHash, type Pepper } from "../auth/passwords.ts";
+import { formatError, UserError } from "../errors.ts";
+import { oneAtATime } from "../flow/oneAtATime.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -59,7 +60,7 @@ export interface RunningServer {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   const source = await ReleaseSource.open({ distDir: options.distDir, log });
-  const tokenEndpoint = await loginsFor(options);
+  const tokenEndpoint = await loginsFor(options, log);
   const env = options.env ?? process.env;
   const base = productBase(options.prefix);
   const key = tokenKeyFromEnvironment(env);
@@ -135,8 +136,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
  * Who may sign in, and the secrets that needs, checked at start: users without AUTH_HASH_SALT or without
  * ASHCAST_TOKEN_KEY could never sign in, so the service refuses to start. Undefined when there are no users.
  */
-export async function signInSettings(usersFile: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<{ users: UsersFile["users"]; pepper: Pepper; key: Uint8Array } | undefined> {
-  const { users, pepper } = await loadUsersForServer(resolveUsersFile(usersFile, env), env);
+export async function signInSettings(
+  usersFile: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ file: string; users: UsersFile["users"]; pepper: Pepper; previous: Pepper[]; key: Uint8Array } | undefined> {
+  const file = resolveUsersFile(usersFile, env);
+  const { users, pepper, previous } = await loadUsersForServer(file, env);
   if (Object.keys(users).length === 0) return undefined;
   const key = tokenKeyFromEnvironment(env);
   if (!key) {
@@ -145,13 +150,42 @@ export async function signInSettings(usersFile: string | undefined, env: NodeJS.
       fix: "set it to 32 or more random bytes in base64, e.g. the output of `openssl rand -base64 32`",
     });
   }
-  return { users, pepper: pepper!, key };
+  return { file, users, pepper: pepper!, previous, key };
 }
 
 /** POST /token for the configured users, or undefined when there are none (every login then fails alike). */
-async function loginsFor(options: ServeOptions): Promise<((c: Context) => Promise<Response>) | undefined> {
+async function loginsFor(options: ServeOptions, log: (line: string) => void): Promise<((c: Context) => Promise<Response>) | undefined> {
   const settings = await signInSettings(options.usersFile, options.env);
   if (!settings) return undefined;
   const issuer = createTokenIssuer({ key: settings.key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE, lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
-  return createTokenEndpoint({ users: settings.users, peppers: [settings.pepper], backoff: new LoginBackoff(), issueToken: (subject, roles) => issuer.issue(subject, roles) });
+  return createTokenEndpoint({
+    users: settings.users,
+    peppers: [settings.pepper, ...settings.previous],
+    backoff: new LoginBackoff(),
+    issueToken: (subject, roles) => issuer.issue(subject, roles),
+    ...(settings.previous.length ? { signedIn: hashUpgrader(settings, log) } : {}),
+  });
+}
+
+/**
+ * During a secret rotation: a user who signs in with a hash made with an earlier secret gets it made
+ * again with the current one, in the users file (under its lock, so nothing else is lost) and in memory.
+ * One at a time, after the answer; a failure is logged and the old hash keeps working.
+ */
+function hashUpgrader(settings: { file: string; users: UsersFile["users"]; pepper: Pepper }, log: (line: string) => void) {
+  const inTurn = oneAtATime();
+  return (username: string, password: string, storedHash: string): void => {
+    if (parseStoredHash(storedHash)?.version === settings.pepper.version) return;
+    void inTurn(async () => {
+      const upgraded = await hashPassword(password, settings.pepper);
+      await updateUsers(settings.file, (current) => {
+        // Only the hash that was verified: a password set meanwhile with ashcast user add stays.
+        if (current.users[username]?.hash !== storedHash) return false;
+        current.users[username] = { ...current.users[username], hash: upgraded };
+        return true;
+      });
+      if (settings.users[username]?.hash === storedHash) settings.users[username] = { ...settings.users[username], hash: upgraded };
+      log(`user ${username}: password hash made again with secret version ${settings.pepper.version}`);
+    }).catch((error: unknown) => log(`could not upgrade the password hash of ${username}; the old one still works: ${formatError(error)}`));
+  };
 }

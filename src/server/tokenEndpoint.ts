@@ -16,6 +16,8 @@ export interface TokenEndpointOptions {
   peppers: readonly Pepper[];
   issueToken: (subject: string, roles: readonly string[]) => Promise<TokenResponse>;
   backoff: LoginBackoff;
+  /** Told of each good sign-in, after the answer is made (the server upgrades hashes made with an earlier secret). */
+  signedIn?: (username: string, password: string, storedHash: string) => void;
   now?: () => number;
 }
 
@@ -67,10 +69,12 @@ export function createTokenEndpoint(options: TokenEndpointOptions): (c: Context)
       return oauthError(400, "invalid_grant", "the username or password is wrong");
     }
     options.backoff.succeeded(username);
-    return new Response(JSON.stringify(await options.issueToken(username, user.roles)), {
+    const answer = new Response(JSON.stringify(await options.issueToken(username, user.roles)), {
       status: 200,
       headers: { "content-type": "application/json;charset=UTF-8", ...NO_STORE },
     });
+    options.signedIn?.(username, password, user.hash);
+    return answer;
   };
 }
 

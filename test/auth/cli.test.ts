@@ -80,7 +80,7 @@ describe("ashcast user", () => {
     expect(await verifyPassword(users.alice!.hash, PASSWORD, [{ version: "1", secret: Buffer.from(SECRET) }])).toBe(true);
 
     const listed = await ashcast(["user", "list", "--users", file], "");
-    expect(listed).toMatchObject({ code: 0, stderr: "", stdout: "alice\toperator\n" });
+    expect(listed).toMatchObject({ code: 0, stderr: "", stdout: "alice\toperator\tsecret version 1\n" });
     expect(listed.stdout).not.toContain("argon2");
   });
 

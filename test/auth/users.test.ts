@@ -111,13 +111,13 @@ describe("loadUsersForServer", () => {
 
   it("starts with the users and the pepper when AUTH_HASH_SALT is set", async () => {
     await writeUsers(file, { format: 1, users: { alice } });
-    expect(await loadUsersForServer(file, { AUTH_HASH_SALT: SECRET })).toEqual({ users: { alice }, pepper });
+    expect(await loadUsersForServer(file, { AUTH_HASH_SALT: SECRET })).toEqual({ users: { alice }, pepper, previous: [] });
   });
 
   it("starts without users and without AUTH_HASH_SALT (no file, or an empty list)", async () => {
-    expect(await loadUsersForServer(file, {})).toEqual({ users: {}, pepper: undefined });
+    expect(await loadUsersForServer(file, {})).toEqual({ users: {}, pepper: undefined, previous: [] });
     await writeUsers(file, { format: 1, users: {} });
-    expect(await loadUsersForServer(file, {})).toEqual({ users: {}, pepper: undefined });
+    expect(await loadUsersForServer(file, {})).toEqual({ users: {}, pepper: undefined, previous: [] });
   });
 
   it("refuses a secret that is too short even without users", async () => {
