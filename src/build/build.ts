@@ -22,6 +22,7 @@ import {
   RUNS_DIR,
   DIRS_FILE,
   STATE_FILE,
+  writeStateChunks,
   acquireBuildLock,
   currentReleaseId,
   runDirsUsed,
@@ -242,11 +243,13 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     publicUrl: options.publicUrl,
   };
   // The lists are compressed on the thread pool while this thread serialises the state.
-  const [written] = await Promise.all([
+  const encodedState = encodeState(state);
+  const [written, stateChunks] = await Promise.all([
     writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: Buffer.from(`${objectJson(report, { runs: arrayJson(report.runs) })}\n`) }]),
-    writeFile(path.join(staged.dir, STATE_FILE), encodeState(state)),
-    writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(runDirsUsed(indexRuns, state))),
+    writeStateChunks(distDir, encodedState.chunks, previous?.stateChunks ?? new Set()),
+    writeFile(path.join(staged.dir, STATE_FILE), encodedState.head),
   ]);
+  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody([...runDirsUsed(indexRuns, state), ...stateChunks]));
   // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
   const previousLists = previous?.index.artefacts ?? {};
   const artefacts: Record<string, ListArtefact> = {};
@@ -268,7 +271,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   const garbage = await collectGarbage(distDir, nowDate.getTime());
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
-  return { release: releaseId, current: { id: releaseId, index, state }, published: true, report, events };
+  return { release: releaseId, current: { id: releaseId, index, state, stateChunks: new Set(encodedState.chunks.map((chunk) => chunk.name)) }, published: true, report, events };
 }
 
 /** Reuses a folder's last outcome when its inputs are unchanged; otherwise reads, validates and renders it. */

@@ -3,12 +3,13 @@
  * reads it): file fingerprints, each run folder's input hash and outcome, its last good build, and the
  * changelog history. A missing or unreadable state only costs a full rebuild.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
 import { objectJson, recordJson } from "../formats/memoJson.ts";
 
-export const BUILD_STATE_FORMAT = 3;
+export const BUILD_STATE_FORMAT = 4;
 
 /**
  * A valid build of one run folder: enough to publish it again without reading it. Its artefact list is
@@ -68,42 +69,122 @@ export function emptyState(pipeline: string): BuildState {
 }
 
 /**
- * state.json on disk: a served run's last good build is its current build (the same object), written
- * once, as `"lastGood": "current"`, so the file holds each build once.
+ * state.json on disk: a head (pipeline, what is served, the changelog, the names of its chunks) and the
+ * runs in content-addressed chunks under `dist/state/`, a chunk per bucket of folders (by a hash of the
+ * folder's name). A release shares every chunk whose folders did not change with the release before, so
+ * a build of one changed run writes one chunk however many runs there are.
+ *
+ * A served run's last good build is its current build (the same object), written once, as
+ * `"lastGood": "current"`, so a chunk holds each build once.
  */
 const StoredRunState = RunState.extend({ lastGood: z.union([RunBuild, z.literal("current")]).optional() });
-const StoredBuildState = BuildState.extend({ runs: z.record(z.string(), StoredRunState) });
+type StoredRunState = z.infer<typeof StoredRunState>;
+const StateChunk = z.strictObject({ files: BuildState.shape.files, runs: z.record(z.string(), StoredRunState) });
+const StateHead = BuildState.omit({ files: true, runs: true }).extend({ chunks: z.array(z.string().regex(/^[0-9a-f]{32}\.json$/)) });
 
-export function encodeState(state: BuildState): string {
-  const runs: Record<string, z.infer<typeof StoredRunState>> = {};
-  for (const [folder, run] of Object.entries(state.runs)) runs[folder] = storedRun(run);
-  return `${objectJson(state, { files: recordJson(state.files), runs: recordJson(runs) })}\n`;
+/** Buckets of folders: with 1,000 runs a chunk holds about 16 (14 KiB); with 10, one each. */
+export const STATE_BUCKETS = 64;
+
+export interface EncodedState {
+  /** state.json of the release. */
+  head: string;
+  /** Chunk files for `dist/state/`, by name (content-addressed: an existing name holds the same text). */
+  chunks: ReadonlyArray<{ name: string; text: string }>;
 }
 
-/** A run's form in state.json, one object per run state, so that its text is serialised once (memoJson). */
-const storedRuns = new WeakMap<RunState, z.infer<typeof StoredRunState>>();
-function storedRun(run: RunState): z.infer<typeof StoredRunState> {
+export function encodeState(state: BuildState): EncodedState {
+  const buckets = new Map<number, string[]>();
+  for (const folder of Object.keys(state.runs)) {
+    const bucket = bucketOf(folder);
+    const members = buckets.get(bucket);
+    if (members) members.push(folder);
+    else buckets.set(bucket, [folder]);
+  }
+  const chunks = [...buckets.entries()].sort(([a], [b]) => a - b).map(([bucket, folders]) => chunkOf(bucket, folders, state));
+  const { files: _files, runs: _runs, ...rest } = state;
+  const head = `${objectJson({ ...rest, chunks: chunks.map((c) => c.name) }, {})}\n`;
+  return { head, chunks };
+}
+
+/** The last chunk made for each bucket: reused while its folders, run states and fingerprints are the same objects. */
+const lastChunks = new Map<number, { members: unknown[]; name: string; text: string }>();
+
+function chunkOf(bucket: number, folders: readonly string[], state: BuildState): { name: string; text: string } {
+  const members: unknown[] = [];
+  for (const folder of folders) members.push(folder, state.runs[folder], state.files[folder]);
+  const last = lastChunks.get(bucket);
+  if (last && last.members.length === members.length && last.members.every((member, i) => member === members[i])) return last;
+  const files: BuildState["files"] = {};
+  const runs: Record<string, StoredRunState> = {};
+  for (const folder of folders) {
+    if (state.files[folder]) files[folder] = state.files[folder];
+    runs[folder] = storedRun(state.runs[folder]!);
+  }
+  const text = `{"files":${recordJson(files)},"runs":${recordJson(runs)}}\n`;
+  const chunk = { members, name: `${createHash("sha256").update(text).digest("hex").slice(0, 32)}.json`, text };
+  lastChunks.set(bucket, chunk);
+  return chunk;
+}
+
+/** FNV-1a of the folder name: stable across versions and machines, so buckets (and chunks) stay put. */
+function bucketOf(folder: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < folder.length; i++) hash = Math.imul(hash ^ folder.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % STATE_BUCKETS;
+}
+
+/** A run's form in a chunk, one object per run state, so that its text is serialised once (memoJson). */
+const storedRuns = new WeakMap<RunState, StoredRunState>();
+function storedRun(run: RunState): StoredRunState {
   if (run.lastGood === undefined || run.lastGood !== run.current) return run;
   let stored = storedRuns.get(run);
   if (!stored) storedRuns.set(run, (stored = { ...run, lastGood: "current" }));
   return stored;
 }
 
-/** The state of state.json, or undefined when it is not one this version wrote (a full rebuild follows). */
-export function decodeState(text: string): BuildState | undefined {
-  let json: unknown;
+/** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
+export function stateChunkNames(head: string): string[] | undefined {
   try {
-    json = JSON.parse(text);
+    const parsed = StateHead.safeParse(JSON.parse(head));
+    return parsed.success ? parsed.data.chunks : undefined;
   } catch {
     return undefined;
   }
-  const parsed = StoredBuildState.safeParse(json);
-  if (!parsed.success) return undefined;
-  const runs: Record<string, RunState> = {};
-  for (const [folder, run] of Object.entries(parsed.data.runs)) {
-    if (run.lastGood !== "current") runs[folder] = run as RunState;
-    else if (run.current) runs[folder] = { ...run, lastGood: run.current };
-    else return undefined; // "current" without a current build: not a file this version wrote
+}
+
+/**
+ * The state of state.json and its chunks (`chunkText` gives each chunk's text, undefined when missing), or
+ * undefined when they are not what this version wrote: a full rebuild follows.
+ */
+export function decodeState(head: string, chunkText: (name: string) => string | undefined): BuildState | undefined {
+  let parsedHead: z.infer<typeof StateHead>;
+  try {
+    const parsed = StateHead.safeParse(JSON.parse(head));
+    if (!parsed.success) return undefined;
+    parsedHead = parsed.data;
+  } catch {
+    return undefined;
   }
-  return { ...parsed.data, runs };
+  const files: BuildState["files"] = {};
+  const runs: Record<string, RunState> = {};
+  for (const name of parsedHead.chunks) {
+    const text = chunkText(name);
+    if (text === undefined) return undefined;
+    let chunk: z.infer<typeof StateChunk>;
+    try {
+      const parsed = StateChunk.safeParse(JSON.parse(text));
+      if (!parsed.success) return undefined;
+      chunk = parsed.data;
+    } catch {
+      return undefined;
+    }
+    Object.assign(files, chunk.files);
+    for (const [folder, run] of Object.entries(chunk.runs)) {
+      if (run.lastGood !== "current") runs[folder] = run as RunState;
+      else if (run.current) runs[folder] = { ...run, lastGood: run.current };
+      else return undefined; // "current" without a current build: not a file this version wrote
+    }
+  }
+  const { chunks: _chunks, ...rest } = parsedHead;
+  return { ...rest, files, runs };
 }

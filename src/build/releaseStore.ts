@@ -4,6 +4,7 @@
  *   dist/current             symlink -> releases/<id>   (swapped with rename: readers see old or new, whole)
  *   dist/releases/<id>/      index.json (written last), state.json, reftimes.json, changelog.rss, report.json ...
  *   dist/runs/<reftime>-<h>/ a run's artefacts, immutable, named by its input hash and shared by releases
+ *   dist/state/<h>.json      chunks of the releases' build states, named by their content and shared likewise
  *
  * Everything is written under a `.tmp-*` name first and renamed into place, so SIGKILL at any moment
  * leaves the previous release whole; the next build sweeps the temporaries.
@@ -14,12 +15,14 @@ import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
-import { decodeState, type BuildState } from "./buildState.ts";
+import { decodeState, stateChunkNames, type BuildState, type EncodedState } from "./buildState.ts";
 import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
 export const STATE_FILE = "state.json";
+/** The chunks of the releases' states, shared between releases (buildState.ts). */
+export const STATE_DIR = "state";
 /** The run directories a release needs (served, or valid and kept for later): what garbage collection reads. */
 export const DIRS_FILE = "dirs.json";
 const LOCK_FILE = ".build.lock";
@@ -51,7 +54,7 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;
-  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR)]) {
+  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR), path.join(distDir, STATE_DIR)]) {
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names) {
       if (name.startsWith(TMP_PREFIX)) {
@@ -67,6 +70,8 @@ export interface LoadedRelease {
   id: string;
   index: ReleaseIndex;
   state: BuildState | undefined;
+  /** The names of the state chunks it uses (in dist/state/). */
+  stateChunks: ReadonlySet<string>;
 }
 
 /** The id of the release `dist/current` points at, without reading it. */
@@ -92,11 +97,49 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
   const releaseDir = path.resolve(distDir, target);
   try {
     const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
-    const stateText = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
-    return { id: path.basename(releaseDir), index, state: stateText === undefined ? undefined : decodeState(stateText) };
+    const loaded = await readState(distDir, releaseDir);
+    return { id: path.basename(releaseDir), index, state: loaded?.state, stateChunks: new Set(loaded?.chunks ?? []) };
   } catch {
     return undefined;
   }
+}
+
+/** A release's state.json and its chunks, or undefined when they cannot be read as this version wrote them. */
+async function readState(distDir: string, releaseDir: string): Promise<{ state: BuildState; chunks: string[] } | undefined> {
+  const head = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
+  const names = head === undefined ? undefined : stateChunkNames(head);
+  if (head === undefined || names === undefined) return undefined;
+  const texts = new Map<string, string>();
+  await Promise.all(names.map(async (name) => {
+    const text = await readFile(path.join(distDir, STATE_DIR, name), "utf8").catch(() => undefined);
+    if (text !== undefined) texts.set(name, text);
+  }));
+  const state = decodeState(head, (name) => texts.get(name));
+  return state && { state, chunks: names };
+}
+
+/**
+ * Writes the state's chunks that `dist/state/` does not hold yet (`known`: those of the release before),
+ * each whole under a temporary name first; then the head goes into the staged release like its other files.
+ * Returns the paths (from dist) of every chunk the state needs, for dirs.json.
+ */
+export async function writeStateChunks(distDir: string, chunks: EncodedState["chunks"], known: ReadonlySet<string>): Promise<string[]> {
+  const dir = path.join(distDir, STATE_DIR);
+  await mkdir(dir, { recursive: true });
+  await Promise.all(
+    chunks.map(async ({ name, text }) => {
+      if (known.has(name)) return;
+      const temporary = path.join(dir, tmpName());
+      await writeFile(temporary, text);
+      await rename(temporary, path.join(dir, name)); // an existing chunk of that name holds the same text
+    }),
+  );
+  return chunks.map(({ name }) => `${STATE_DIR}/${name}`);
+}
+
+/** The names of the chunks a release's state uses, from its dirs.json (empty when unknown). */
+export function stateChunksOf(dirs: readonly string[]): Set<string> {
+  return new Set(dirs.filter((dir) => dir.startsWith(`${STATE_DIR}/`)).map((dir) => dir.slice(STATE_DIR.length + 1)));
 }
 
 /** A fresh temporary directory under `dist/<parent>`, and the function that renames it into place. */
@@ -162,10 +205,12 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   }
   for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
-  for (const name of await readdir(path.join(distDir, RUNS_DIR)).catch(() => [] as string[])) {
-    if (!name.startsWith(TMP_PREFIX) && !used.has(`${RUNS_DIR}/${name}`)) {
-      await rm(path.join(distDir, RUNS_DIR, name), { recursive: true, force: true });
-      runs++;
+  for (const shared of [RUNS_DIR, STATE_DIR]) {
+    for (const name of await readdir(path.join(distDir, shared)).catch(() => [] as string[])) {
+      if (!name.startsWith(TMP_PREFIX) && !used.has(`${shared}/${name}`)) {
+        await rm(path.join(distDir, shared, name), { recursive: true, force: true });
+        if (shared === RUNS_DIR) runs++;
+      }
     }
   }
   return { releases, runs };

@@ -1,6 +1,7 @@
-/** state.json on disk: each build written once, read back as the same state (exact values). */
+/** state.json and its chunks on disk: each build written once, read back as the same state (exact values). */
 import { describe, expect, it } from "vitest";
-import { BUILD_STATE_FORMAT, decodeState, emptyState, encodeState, type BuildState, type RunBuild } from "../../src/build/buildState.ts";
+import { createHash } from "node:crypto";
+import { BUILD_STATE_FORMAT, decodeState, emptyState, encodeState, STATE_BUCKETS, type BuildState, type EncodedState, type RunBuild } from "../../src/build/buildState.ts";
 
 const build = (reftime: string, dir: string): RunBuild => ({
   inputs: `inputs-${dir}`,
@@ -32,28 +33,57 @@ function sampleState(): BuildState {
   };
 }
 
+/** The chunks of an encoding as the reader decodeState takes. */
+const reader = (encoded: EncodedState) => (name: string) => encoded.chunks.find((chunk) => chunk.name === name)?.text;
+
 describe("encodeState / decodeState", () => {
   it("writes a served run's build once and reads the same state back, sharing the object again", () => {
     const state = sampleState();
-    const text = encodeState(state);
-    expect(text.endsWith("\n")).toBe(true);
-    const stored = JSON.parse(text) as { format: number; runs: Record<string, { lastGood?: unknown }> };
-    expect(stored.format).toBe(BUILD_STATE_FORMAT);
-    expect(stored.runs["2024-05-01-hekla"]!.lastGood).toBe("current");
-    expect(stored.runs["2024-05-02-katla"]!.lastGood).toMatchObject({ dir: "runs/b-old" });
-    expect(text.match(/runs\/a"/g)).toHaveLength(1);
-    const decoded = decodeState(text)!;
+    const encoded = encodeState(state);
+    expect(encoded.head.endsWith("\n")).toBe(true);
+    const head = JSON.parse(encoded.head) as { format: number; chunks: string[]; runs?: unknown };
+    expect(head.format).toBe(BUILD_STATE_FORMAT);
+    expect(head.runs).toBeUndefined();
+    expect(head.chunks).toEqual(encoded.chunks.map((chunk) => chunk.name));
+    const runs = Object.assign({}, ...encoded.chunks.map((chunk) => (JSON.parse(chunk.text) as { runs: object }).runs)) as Record<string, { lastGood?: unknown }>;
+    expect(Object.keys(runs).sort()).toEqual(Object.keys(state.runs).sort());
+    expect(runs["2024-05-01-hekla"]!.lastGood).toBe("current");
+    expect(runs["2024-05-02-katla"]!.lastGood).toMatchObject({ dir: "runs/b-old" });
+    expect(encoded.chunks.map((chunk) => chunk.text).join("").match(/runs\/a"/g)).toHaveLength(1);
+    const decoded = decodeState(encoded.head, reader(encoded))!;
     expect(decoded).toEqual(state);
     const hekla = decoded.runs["2024-05-01-hekla"]!;
     expect(hekla.lastGood).toBe(hekla.current);
   });
 
-  it("refuses what this version did not write: other formats, a dangling reference, broken JSON", () => {
-    const text = encodeState(sampleState());
-    expect(decodeState(text.replace(`"format":${BUILD_STATE_FORMAT}`, '"format":2'))).toBeUndefined();
-    const dangling = JSON.parse(text) as { runs: Record<string, Record<string, unknown>> };
-    delete dangling.runs["2024-05-01-hekla"]!.current;
-    expect(decodeState(JSON.stringify(dangling))).toBeUndefined();
-    expect(decodeState(text.slice(0, -20))).toBeUndefined();
+  it("names each chunk by its content, and a change to one run changes one chunk only", () => {
+    const state = sampleState();
+    const before = encodeState(state);
+    for (const chunk of before.chunks) expect(chunk.name).toBe(`${createHash("sha256").update(chunk.text).digest("hex").slice(0, 32)}.json`);
+    // 200 folders spread over the buckets; then one of them changes.
+    const many: BuildState = { ...state, runs: { ...state.runs }, files: {} };
+    for (let i = 0; i < 200; i++) many.runs[`2024-06-${String(i).padStart(3, "0")}-run`] = { inputs: `i${i}`, issues: [], waiting: true };
+    const first = encodeState(many);
+    expect(first.chunks.length).toBeGreaterThan(STATE_BUCKETS / 2);
+    const changed: BuildState = { ...many, runs: { ...many.runs, "2024-06-007-run": { inputs: "changed", issues: [], waiting: true } } };
+    const second = encodeState(changed);
+    const firstNames = new Set(first.chunks.map((chunk) => chunk.name));
+    expect(second.chunks.filter((chunk) => !firstNames.has(chunk.name))).toHaveLength(1);
+    expect(second.chunks.length).toBe(first.chunks.length);
+    expect(decodeState(second.head, reader(second))).toEqual(changed);
+  });
+
+  it("refuses what this version did not write: other formats, a missing or broken chunk, a dangling reference, broken JSON", () => {
+    const encoded = encodeState(sampleState());
+    expect(decodeState(encoded.head.replace(`"format":${BUILD_STATE_FORMAT}`, '"format":2'), reader(encoded))).toBeUndefined();
+    expect(decodeState(encoded.head, () => undefined)).toBeUndefined();
+    expect(decodeState(encoded.head, (name) => reader(encoded)(name)?.slice(0, -20))).toBeUndefined();
+    const dangling = (name: string) => {
+      const chunk = JSON.parse(reader(encoded)(name)!) as { runs: Record<string, Record<string, unknown>> };
+      if (chunk.runs["2024-05-01-hekla"]) delete chunk.runs["2024-05-01-hekla"].current;
+      return JSON.stringify(chunk);
+    };
+    expect(decodeState(encoded.head, dangling)).toBeUndefined();
+    expect(decodeState(encoded.head.slice(0, -20), reader(encoded))).toBeUndefined();
   });
 });
