@@ -19,6 +19,8 @@ import { isProcessAlive } from "../os/processes.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
+/** The viewer's files, one directory per content of its templates (src/build/viewer.ts). */
+export const VIEWER_DIR = "viewer";
 export const STATE_FILE = "state.json";
 /** The run directories a release needs (served, or valid and kept for later): what garbage collection reads. */
 export const DIRS_FILE = "dirs.json";
@@ -85,7 +87,7 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;
-  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR)]) {
+  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR), path.join(distDir, VIEWER_DIR)]) {
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names) {
       if (name.startsWith(TMP_PREFIX)) {
@@ -170,7 +172,7 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 
 /**
  * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
- * KEEP_RELEASES_YOUNGER_THAN_MS, and the run directories no kept release uses.
+ * KEEP_RELEASES_YOUNGER_THAN_MS, and the run and viewer directories no kept release uses.
  * Reads only the kept releases' lists of run directories. Call with the lock held.
  */
 export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
@@ -196,10 +198,12 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   }
   for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
-  for (const name of await readdir(path.join(distDir, RUNS_DIR)).catch(() => [] as string[])) {
-    if (!name.startsWith(TMP_PREFIX) && !used.has(`${RUNS_DIR}/${name}`)) {
-      await rm(path.join(distDir, RUNS_DIR, name), { recursive: true, force: true });
-      runs++;
+  for (const parent of [RUNS_DIR, VIEWER_DIR]) {
+    for (const name of await readdir(path.join(distDir, parent)).catch(() => [] as string[])) {
+      if (!name.startsWith(TMP_PREFIX) && !used.has(`${parent}/${name}`)) {
+        await rm(path.join(distDir, parent, name), { recursive: true, force: true });
+        if (parent === RUNS_DIR) runs++;
+      }
     }
   }
   return { releases, runs };

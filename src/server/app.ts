@@ -23,7 +23,7 @@ import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../operator/upload/receive.t
 import { RuntimeSettings, settingsProblems, type SettingsStore } from "../operator/settings.ts";
 import { uploadRun } from "../operator/upload/uploadRun.ts";
 import type { CheckResult } from "../build/check.ts";
-import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
+import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, selectViewerFile, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
 const ALLOW = "GET, HEAD, OPTIONS";
@@ -179,6 +179,11 @@ export function createApp(options: AppOptions): Hono {
       return new Response(health.text, { status: health.status, headers: { "content-type": "text/plain;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
     }],
     [`${base}/doc/TermsOfService`, (c) => sendDocument(c, termsOfService)],
+    // The map viewer (issue 7): static files of the release; it reads the data from the endpoints above.
+    // Without the slash, its relative urls (`viewer.<hash>.js`, `../.json`) would resolve one level up.
+    [`${base}/viewer`, (c) => new Response(null, { status: 301, headers: { location: `${base}/viewer/${new URL(c.req.url).search}`, ...CORS_HEADERS } })],
+    [`${base}/viewer/`, (c) => viewerFile(c, "")],
+    [`${base}/viewer/:file`, (c) => viewerFile(c, c.req.param("file") ?? "index.html")],
     [`${base}/openapi.json`, (c) => sendDocument(c, openapi)],
   ];
 
@@ -198,6 +203,12 @@ export function createApp(options: AppOptions): Hono {
   // Documents are not in a release (never compressed: they are small and rarely asked for).
   const sendDocument = (c: Context, document: { artefact: Artefact; body: Buffer }) => send(c, document.artefact, startedAt, CACHE_SECONDS.documents, { body: document.body });
   const sendList = (c: Context, artefact: ListArtefact, cacheSeconds: number = CACHE_SECONDS.lists) => send(c, artefact, artefact.modified, cacheSeconds);
+  const viewerFile = (c: Context, file: string) => {
+    const release = source.current;
+    const selected = release && selectViewerFile(release, file);
+    if (!selected) return problemResponse(404, release?.index.viewer ? `the viewer has no file ${file.slice(0, 100)}; it starts at ${base}/viewer/` : "no viewer is published yet: it comes with the first release");
+    return sendList(c, selected.artefact, selected.cacheSeconds);
+  };
 
   // Protected by the access rules (operator): a validated change of the allowed settings, persisted; and back to the defaults.
   const changeSettings = async (c: Context, action: "config" | "config-reset") => {

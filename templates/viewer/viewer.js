@@ -1,0 +1,383 @@
+// @ts-check
+/**
+ * The ashcast map viewer: a client of the published API only (`../.json`, `../reftimes`, the KML
+ * resources), drawn with Leaflet over offline coastlines. Every request goes to the service itself:
+ * no tiles, no fonts, no icons from elsewhere (the KML's icon hrefs are never followed).
+ * Checked by `tsc -p templates/viewer` (DOM + Leaflet types); shipped as written, after Leaflet's script.
+ */
+(() => {
+  "use strict";
+
+  /** @typedef {{ time: string, url?: string }} Timestep */
+  /** @typedef {{ name: string, type: string, timesteps: Timestep[] }} Layer */
+  /** @typedef {{ meta: { type: string, description: string, reftime: string, latlonbox?: { north: number, south: number, east: number, west: number }, report_url?: string }, layergroups: { name: string, layers: Layer[] }[] }} AshModel */
+  /** @typedef {{ label: string, steps: { time: string, url: string }[] }} Choice  one entry of the band switch */
+  /** @typedef {{ lower: number, upper: number | null, units: string, line: string, fill: string }} LegendEntry */
+  /** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[] }} Step */
+
+  const api = new URL("../", location.href);
+  const PLAY_MS = 900;
+  /** A flight-level band at the start of a layer name: `SFC/FL200 ash areas`, `FL200/350 ash areas`. */
+  const BAND = /^((?:SFC|FL\d+)\/(?:FL)?\d+)\b/;
+
+  const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  const banner = $("banner");
+  const runSelect = /** @type {HTMLSelectElement} */ ($("run"));
+  const bandList = $("band-list");
+  const slider = /** @type {HTMLInputElement} */ ($("time"));
+  const timeLabel = $("time-label");
+  const play = /** @type {HTMLButtonElement} */ ($("play"));
+  const status = $("status");
+
+  const map = L.map("map", { zoomSnap: 0.25, worldCopyJump: true, attributionControl: true });
+  map.attributionControl.setPrefix("").addAttribution("Coastlines: Natural Earth");
+  map.createPane("land").style.zIndex = "250";
+  const landRenderer = L.canvas({ pane: "land" });
+  const ashRenderer = L.canvas({ padding: 0.2 });
+  map.setView([64, -18], 4);
+  const ashLayer = L.layerGroup().addTo(map);
+  const volcanoLayer = L.layerGroup().addTo(map);
+
+  /** Current state; `time` survives band switches so the slider stays where the user put it. */
+  const state = {
+    /** @type {AshModel | undefined} */ model: undefined,
+    /** @type {Choice[]} */ choices: [],
+    choice: 0,
+    step: 0,
+    /** @type {string | undefined} */ time: undefined,
+    /** @type {number | undefined} */ timer: undefined,
+    /** Steps by url, for the run shown: fetched once, played from memory. @type {Map<string, Promise<Step>>} */
+    steps: new Map(),
+    drawn: 0,
+  };
+  // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
+  Object.assign(window, {
+    ashcastViewer: {
+      map,
+      state,
+      /** Where a longitude/latitude is drawn, in CSS pixels of the page. */
+      pagePoint(/** @type {number} */ lon, /** @type {number} */ lat) {
+        const point = map.latLngToContainerPoint([lat, lon]);
+        const box = $("map").getBoundingClientRect();
+        return { x: Math.round(box.left + point.x), y: Math.round(box.top + point.y) };
+      },
+    },
+  });
+
+  const fetchOk = async (/** @type {string | URL} */ url) => {
+    const response = await fetch(url, { headers: { accept: "application/json" } });
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${new URL(url, location.href).pathname}`);
+    return response;
+  };
+
+  const formatTime = (/** @type {string} */ iso) => iso.replace("T", " ").replace(/:00Z$/, " UTC");
+  const hoursAfter = (/** @type {string} */ iso, /** @type {string} */ reftime) => Math.round((Date.parse(iso) - Date.parse(reftime)) / 3_600_000);
+
+  // ---------------------------------------------------------------------------------------------
+  // KML (the service's own ash-area KML, and forecasters' drawings): polygons, the volcano, styles.
+
+  /** KML `aabbggrr` to CSS. */
+  function kmlColour(/** @type {string | null | undefined} */ text, /** @type {string} */ fallback) {
+    const hex = (text ?? "").trim();
+    if (!/^[0-9a-fA-F]{8}$/.test(hex)) return fallback;
+    const [a, b, g, r] = [0, 2, 4, 6].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    return `rgba(${r},${g},${b},${((a ?? 255) / 255).toFixed(2)})`;
+  }
+
+  const child = (/** @type {Element} */ parent, /** @type {string} */ name) => parent.getElementsByTagName(name)[0];
+  const ringOf = (/** @type {Element | undefined} */ ring) =>
+    (child(ring ?? document.createElement("x"), "coordinates")?.textContent ?? "")
+      .trim()
+      .split(/\s+/)
+      .map((tuple) => tuple.split(",").map(Number))
+      .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
+      .map((p) => /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), /** @type {number} */ (p[0])]));
+
+  /** @returns {Step} */
+  function parseKml(/** @type {string} */ text) {
+    const doc = new DOMParser().parseFromString(text, "application/xml");
+    if (doc.getElementsByTagName("parsererror").length) throw new Error("a KML file of this run could not be read");
+    /** @type {Map<string, { line: string, fill: string }>} */
+    const styles = new Map();
+    for (const style of Array.from(doc.getElementsByTagName("Style"))) {
+      const line = child(style, "LineStyle");
+      const poly = child(style, "PolyStyle");
+      styles.set(`#${style.getAttribute("id")}`, {
+        line: kmlColour(line && child(line, "color")?.textContent, "#c00000"),
+        fill: kmlColour(poly && child(poly, "color")?.textContent, "rgba(192,0,0,.4)"),
+      });
+    }
+    /** @type {Step} */
+    const step = { areas: [], legend: [] };
+    for (const placemark of Array.from(doc.getElementsByTagName("Placemark"))) {
+      const name = child(placemark, "name")?.textContent ?? "";
+      const style = styles.get(child(placemark, "styleUrl")?.textContent?.trim() ?? "") ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" };
+      const polygons = Array.from(placemark.getElementsByTagName("Polygon"));
+      if (polygons.length) {
+        const latlngs = polygons.map((polygon) => [
+          ringOf(child(child(polygon, "outerBoundaryIs") ?? polygon, "LinearRing")),
+          ...Array.from(polygon.getElementsByTagName("innerBoundaryIs")).map((inner) => ringOf(child(inner, "LinearRing"))),
+        ]);
+        step.areas.push({ latlngs, ...style, name });
+        const data = (/** @type {string} */ key) => Array.from(placemark.getElementsByTagName("Data")).find((d) => d.getAttribute("name") === key)?.textContent?.trim();
+        const lower = Number(data("lower"));
+        if (data("lower") !== undefined && !step.legend.some((entry) => entry.lower === lower)) {
+          const upper = data("upper");
+          step.legend.push({ lower, upper: upper ? Number(upper) : null, units: data("units") ?? "", ...style });
+        }
+        continue;
+      }
+      const point = ringOf(placemark.getElementsByTagName("Point")[0])[0];
+      if (point && !step.volcano) step.volcano = { name, lat: point[0], lon: point[1] };
+    }
+    // The legend of a step without ash still lists every class: from the document's thresholds and styles.
+    const description = child(doc.documentElement, "description")?.textContent ?? "";
+    const thresholds = /thresholds ([\d., ]+) (\S+?)\.?$/.exec(description.trim());
+    if (thresholds) {
+      const values = thresholds[1]?.split(",").map(Number) ?? [];
+      step.legend = values.map((lower, i) => ({ lower, upper: values[i + 1] ?? null, units: thresholds[2] ?? "", ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
+    }
+    step.legend.sort((a, b) => a.lower - b.lower);
+    return step;
+  }
+
+  function loadStep(/** @type {string} */ url) {
+    let step = state.steps.get(url);
+    if (!step) {
+      step = fetchOk(url).then(async (response) => parseKml(await response.text()));
+      step.catch(() => state.steps.delete(url));
+      state.steps.set(url, step);
+    }
+    return step;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Drawing
+
+  function drawStep(/** @type {Step} */ step) {
+    ashLayer.clearLayers();
+    for (const area of step.areas) {
+      L.polygon(area.latlngs, { renderer: ashRenderer, color: area.line, weight: 1.5, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
+    }
+    volcanoLayer.clearLayers();
+    if (step.volcano) {
+      const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: [20, 20], iconAnchor: [10, 12] });
+      L.marker([step.volcano.lat, step.volcano.lon], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
+    }
+    const list = $("legend-list");
+    list.replaceChildren(
+      ...step.legend.map((entry) => {
+        const item = document.createElement("li");
+        const swatch = document.createElement("span");
+        swatch.className = "swatch";
+        swatch.style.background = entry.fill;
+        swatch.style.borderColor = entry.line;
+        item.append(swatch, entry.upper === null ? `≥ ${entry.lower} ${entry.units}` : `${entry.lower} – ${entry.upper} ${entry.units}`);
+        return item;
+      }),
+    );
+    $("ash-note").textContent = step.areas.length ? "" : "No ash above the lowest threshold at this time.";
+  }
+
+  /** Shows the current band at the current step; the newest request wins when several are in flight. */
+  async function show() {
+    const choice = state.choices[state.choice];
+    const step = choice?.steps[state.step];
+    if (!choice || !step || !state.model) return;
+    state.time = step.time;
+    slider.value = String(state.step);
+    slider.setAttribute("aria-valuetext", `${formatTime(step.time)}, ${state.step + 1} of ${choice.steps.length}`);
+    timeLabel.textContent = `${formatTime(step.time)} (T+${hoursAfter(step.time, state.model.meta.reftime)} h) · ${state.step + 1}/${choice.steps.length}`;
+    remember();
+    const ticket = ++state.drawn;
+    try {
+      const loaded = await loadStep(step.url);
+      if (ticket !== state.drawn) return;
+      drawStep(loaded);
+      status.textContent = "";
+      document.body.dataset.drawn = `${state.model.meta.reftime}|${choice.label}|${step.time}`;
+      if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
+      // While playing, the next step is fetched ahead.
+      const next = choice.steps[state.step + 1];
+      if (next && state.timer !== undefined) void loadStep(next.url).catch(() => {});
+    } catch (error) {
+      if (ticket === state.drawn) status.textContent = `Could not draw this step: ${/** @type {Error} */ (error).message}`;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Runs, bands, time
+
+  /** The band switch: the run's KML layers served here, flight-level bands first. */
+  function choicesOf(/** @type {AshModel} */ model) {
+    /** @type {(Choice & { band: boolean })[]} */
+    const choices = [];
+    for (const group of model.layergroups) {
+      for (const layer of group.layers) {
+        if (layer.type !== "KML") continue;
+        // Only urls of this service: a layer pointing elsewhere is left out (no request leaves the service).
+        const steps = layer.timesteps.flatMap((t) => {
+          if (!t.url) return [];
+          const url = new URL(t.url, api);
+          return url.origin === location.origin ? [{ time: t.time, url: url.href }] : [];
+        });
+        if (!steps.length) continue;
+        const band = BAND.exec(layer.name)?.[1];
+        const kml = group.layers.filter((l) => l.type === "KML").length;
+        choices.push({ label: band ?? (kml === 1 ? group.name : `${group.name}: ${layer.name}`), steps, band: band !== undefined });
+      }
+    }
+    return [...choices.filter((c) => c.band), ...choices.filter((c) => !c.band)];
+  }
+
+  function setBanner(/** @type {AshModel["meta"]} */ meta) {
+    const kind = meta.type === "Real Eruption" ? "real" : meta.type === "Rehearsal" ? "rehearsal" : "exercise";
+    banner.className = `banner banner-${kind}`;
+    const note = kind === "real" ? "not an exercise" : "not a real eruption: for training only";
+    banner.innerHTML = "";
+    const strong = document.createElement("span");
+    strong.className = "kind";
+    strong.textContent = meta.type;
+    const when = document.createElement("span");
+    when.className = "when";
+    when.textContent = ` · run ${formatTime(meta.reftime)}`;
+    banner.append(strong, note, when);
+    banner.dataset.type = meta.type;
+    $("watermark").textContent = kind === "real" ? "" : meta.type;
+  }
+
+  function stepNear(/** @type {Choice} */ choice, /** @type {string | undefined} */ time) {
+    if (!time) return 0;
+    let index = 0;
+    choice.steps.forEach((s, i) => {
+      if (s.time <= time) index = i;
+    });
+    return index;
+  }
+
+  function selectChoice(/** @type {number} */ index) {
+    const choice = state.choices[index];
+    if (!choice) return;
+    state.choice = index;
+    state.step = stepNear(choice, state.time);
+    slider.max = String(choice.steps.length - 1);
+    const radio = /** @type {HTMLInputElement | null} */ (bandList.querySelector(`input[value="${index}"]`));
+    if (radio) radio.checked = true;
+    void show();
+  }
+
+  async function loadRun(/** @type {string | undefined} */ reftime, /** @type {{ band?: string | null, time?: string | null }} */ wanted = {}) {
+    stop();
+    banner.className = "banner";
+    banner.textContent = "Loading the run…";
+    const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api));
+    if (response.status === 204) throw new Error("No run is published yet.");
+    const model = /** @type {AshModel} */ (await response.json());
+    state.model = model;
+    state.steps = new Map();
+    state.choices = choicesOf(model);
+    setBanner(model.meta);
+    $("description").textContent = model.meta.description;
+    const report = /** @type {HTMLAnchorElement} */ ($("report"));
+    report.hidden = !model.meta.report_url;
+    if (model.meta.report_url) report.href = model.meta.report_url;
+    /** @type {HTMLAnchorElement} */ ($("json-link")).href = new URL(`.json?reftime=${model.meta.reftime}`, api).href;
+    if (runSelect.value !== model.meta.reftime) runSelect.value = model.meta.reftime;
+
+    bandList.replaceChildren(
+      ...state.choices.map((choice, i) => {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        Object.assign(input, { type: "radio", name: "band", value: String(i) });
+        input.addEventListener("change", () => selectChoice(i));
+        label.append(input, choice.label);
+        return label;
+      }),
+    );
+    if (!state.choices.length) status.textContent = "This run has no ash areas to draw (only layers of other servers).";
+    const box = model.meta.latlonbox;
+    if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12] });
+    state.time = wanted.time ?? undefined;
+    const band = state.choices.findIndex((c) => c.label === wanted.band);
+    selectChoice(band >= 0 ? band : 0);
+  }
+
+  /** The run, band and time in the address, so a view can be shared and reloaded. */
+  function remember() {
+    const params = new URLSearchParams();
+    if (state.model && runSelect.selectedIndex > 0) params.set("reftime", state.model.meta.reftime);
+    const choice = state.choices[state.choice];
+    if (choice && state.choice > 0) params.set("band", choice.label);
+    if (state.time && state.step > 0) params.set("time", state.time);
+    const query = params.toString();
+    history.replaceState(null, "", query ? `?${query}` : location.pathname);
+  }
+
+  function go(/** @type {number} */ delta) {
+    const choice = state.choices[state.choice];
+    if (!choice) return;
+    state.step = (state.step + delta + choice.steps.length) % choice.steps.length;
+    void show();
+  }
+
+  function stop() {
+    if (state.timer !== undefined) clearInterval(state.timer);
+    state.timer = undefined;
+    play.setAttribute("aria-pressed", "false");
+    play.textContent = "▶ Play";
+  }
+
+  play.addEventListener("click", () => {
+    if (state.timer !== undefined) return stop();
+    state.timer = setInterval(() => go(1), PLAY_MS);
+    play.setAttribute("aria-pressed", "true");
+    play.textContent = "❚❚ Pause";
+    go(1);
+  });
+  $("prev").addEventListener("click", () => go(-1));
+  $("next").addEventListener("click", () => go(1));
+  slider.addEventListener("input", () => {
+    state.step = Number(slider.value);
+    void show();
+  });
+  runSelect.addEventListener("change", () => {
+    loadRun(runSelect.value, { band: state.choices[state.choice]?.label }).catch(fail);
+  });
+
+  function fail(/** @type {Error} */ error) {
+    banner.className = "banner banner-error";
+    banner.textContent = "The forecast could not be loaded";
+    status.textContent = error.message;
+  }
+
+  async function loadCoastlines() {
+    const file = document.body.dataset.coastlines ?? "";
+    const land = await (await fetchOk(file)).json();
+    // The options reach each polygon, renderer included (the GeoJSON options type does not say so).
+    const options = /** @type {L.GeoJSONOptions} */ ({ pane: "land", renderer: landRenderer, interactive: false, style: { color: "#6f7f72", weight: 0.8, fillColor: "#f1efe4", fillOpacity: 1 } });
+    L.geoJSON(land, options).addTo(map);
+  }
+
+  async function start() {
+    const params = new URLSearchParams(location.search);
+    const runs = fetchOk(new URL("reftimes", api)).then(async (response) => {
+      const body = /** @type {{ reftimes: string[] }[]} */ (response.status === 204 ? [{ reftimes: [] }] : await response.json());
+      return body[0]?.reftimes ?? [];
+    });
+    const first = loadRun(params.get("reftime") ?? undefined, { band: params.get("band"), time: params.get("time") });
+    loadCoastlines().catch((error) => (status.textContent = `Coastlines could not be loaded: ${error.message}`));
+    const reftimes = await runs;
+    runSelect.replaceChildren(
+      ...reftimes.map((reftime, i) => {
+        const option = document.createElement("option");
+        option.value = reftime;
+        option.textContent = `${formatTime(reftime)}${i === 0 ? " (latest)" : ""}`;
+        return option;
+      }),
+    );
+    await first;
+    if (state.model) runSelect.value = state.model.meta.reftime;
+  }
+
+  start().catch(fail);
+})();
