@@ -296,7 +296,8 @@
     );
     if (!state.choices.length) status.textContent = "This run has no ash areas to draw (only layers of other servers).";
     const box = model.meta.latlonbox;
-    if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12] });
+    // Not animated: what is drawn (and the pixel a test or a screenshot looks at) is the final view at once.
+    if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12], animate: false });
     state.time = wanted.time ?? undefined;
     const band = state.choices.findIndex((c) => c.label === wanted.band);
     selectChoice(band >= 0 ? band : 0);
