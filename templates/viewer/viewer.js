@@ -64,8 +64,14 @@
     },
   });
 
-  const fetchOk = async (/** @type {string | URL} */ url) => {
-    const response = await fetch(url, { headers: { accept: "application/json" } });
+  /**
+   * Requests the page's inline script started before this script loaded, each used once.
+   * @type {{ reftime: string | null, model?: Promise<Response>, reftimes?: Promise<Response> } | undefined}
+   */
+  const early = /** @type {any} */ (window).ashcastEarly;
+
+  const fetchOk = async (/** @type {string | URL} */ url, /** @type {Promise<Response> | undefined} */ started = undefined) => {
+    const response = await (started ?? fetch(url, { headers: { accept: "application/json" } }));
     if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${new URL(url, location.href).pathname}`);
     return response;
   };
@@ -195,8 +201,13 @@
       if (ticket !== state.drawn) return;
       drawStep(loaded);
       status.textContent = "";
-      document.body.dataset.drawn = `${state.model.meta.reftime}|${choice.label}|${step.time}`;
-      if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
+      const drawn = `${state.model.meta.reftime}|${choice.label}|${step.time}`;
+      // Leaflet draws its canvas in the next animation frame; this callback runs after it, before the paint.
+      requestAnimationFrame(() => {
+        if (ticket !== state.drawn) return;
+        document.body.dataset.drawn = drawn;
+        if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
+      });
       // While playing, the next step is fetched ahead.
       const next = choice.steps[state.step + 1];
       if (next && state.timer !== undefined) void loadStep(next.url).catch(() => {});
@@ -270,7 +281,9 @@
     stop();
     banner.className = "banner";
     banner.textContent = "Loading the run…";
-    const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api));
+    const started = early?.model && early.reftime === (reftime ?? null) ? early.model : undefined;
+    if (early) early.model = undefined;
+    const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api), started);
     if (response.status === 204) throw new Error("No run is published yet.");
     const model = /** @type {AshModel} */ (await response.json());
     state.model = model;
@@ -357,11 +370,12 @@
     // The options reach each polygon, renderer included (the GeoJSON options type does not say so).
     const options = /** @type {L.GeoJSONOptions} */ ({ pane: "land", renderer: landRenderer, interactive: false, style: { color: "#6f7f72", weight: 0.8, fillColor: "#f1efe4", fillOpacity: 1 } });
     L.geoJSON(land, options).addTo(map);
+    requestAnimationFrame(() => performance.mark("coastlines-drawn"));
   }
 
   async function start() {
     const params = new URLSearchParams(location.search);
-    const runs = fetchOk(new URL("reftimes", api)).then(async (response) => {
+    const runs = fetchOk(new URL("reftimes", api), early?.reftimes).then(async (response) => {
       const body = /** @type {{ reftimes: string[] }[]} */ (response.status === 204 ? [{ reftimes: [] }] : await response.json());
       return body[0]?.reftimes ?? [];
     });
