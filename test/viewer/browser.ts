@@ -3,6 +3,7 @@
  * profile per launch, and a page that records every request it makes: the viewer must load with no
  * failed request and none leaving 127.0.0.1. Screenshots go to test-artifacts/viewer/.
  */
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,6 +22,7 @@ export interface Browser {
 }
 
 export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run \`bash scripts/setup-test-env.sh\` (it installs Debian's chromium), as npm test does`);
   const profile = await mkdtemp(path.join(tmpdir(), "ashcast-chromium-"));
   // A persistent context is how playwright takes a user data dir of ours: a fresh, empty one.
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: FLAGS, viewport: { width: 1280, height: 800 } });
