@@ -68,10 +68,10 @@ export async function untilDrawn(page: Page, reftime: string, band: string, time
   await page.waitForFunction(`document.body.dataset.drawn === ${JSON.stringify(expected)}`, undefined, { timeout: 20_000 });
 }
 
-/** A screenshot saved as a test artefact, and its pixels. */
-export async function screenshot(page: Page, name: string, fullPage = false): Promise<Pixels> {
+/** A screenshot of the viewport saved as a test artefact, and its pixels. */
+export async function screenshot(page: Page, name: string): Promise<Pixels> {
   await mkdir(ARTIFACTS_DIR, { recursive: true });
-  const png = await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`), fullPage });
+  const png = await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`) });
   return readPixels(png);
 }
 
