@@ -12,8 +12,8 @@
   /** @typedef {{ name: string, type: string, timesteps: Timestep[] }} Layer */
   /** @typedef {{ meta: { type: string, description: string, reftime: string, latlonbox?: { north: number, south: number, east: number, west: number }, report_url?: string }, layergroups: { name: string, layers: Layer[] }[] }} AshModel */
   /** @typedef {{ label: string, steps: { time: string, url: string }[] }} Choice  one entry of the band switch */
-  /** @typedef {{ lower: number, upper: number | null, units: string, line: string, fill: string }} LegendEntry */
-  /** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[] }} Step */
+  /** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
+  /** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean }} Step */
 
   const api = new URL("../", location.href);
   const PLAY_MS = 900;
@@ -99,6 +99,9 @@
       .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
       .map((p) => /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), /** @type {number} */ (p[0])]));
 
+  const classLabel = (/** @type {number} */ lower, /** @type {string | number | null} */ upper, /** @type {string} */ units) =>
+    upper === null ? `≥ ${lower} ${units}` : `${lower} – ${upper} ${units}`;
+
   /** @returns {Step} */
   function parseKml(/** @type {string} */ text) {
     const doc = new DOMParser().parseFromString(text, "application/xml");
@@ -114,10 +117,17 @@
       });
     }
     /** @type {Step} */
-    const step = { areas: [], legend: [] };
+    const step = { areas: [], legend: [], concentrations: false };
+    /** Concentration classes seen on placemarks (ExtendedData lower/upper/units), by lower bound. */
+    /** @type {Map<number, LegendEntry>} */
+    const classes = new Map();
+    /** Otherwise, one legend entry per style of the areas drawn, named by their first placemark. */
+    /** @type {Map<string, LegendEntry>} */
+    const named = new Map();
     for (const placemark of Array.from(doc.getElementsByTagName("Placemark"))) {
       const name = child(placemark, "name")?.textContent ?? "";
-      const style = styles.get(child(placemark, "styleUrl")?.textContent?.trim() ?? "") ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" };
+      const styleUrl = child(placemark, "styleUrl")?.textContent?.trim() ?? "";
+      const style = styles.get(styleUrl) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" };
       const polygons = Array.from(placemark.getElementsByTagName("Polygon"));
       if (polygons.length) {
         const latlngs = polygons.map((polygon) => [
@@ -126,24 +136,24 @@
         ]);
         step.areas.push({ latlngs, ...style, name });
         const data = (/** @type {string} */ key) => Array.from(placemark.getElementsByTagName("Data")).find((d) => d.getAttribute("name") === key)?.textContent?.trim();
-        const lower = Number(data("lower"));
-        if (data("lower") !== undefined && !step.legend.some((entry) => entry.lower === lower)) {
-          const upper = data("upper");
-          step.legend.push({ lower, upper: upper ? Number(upper) : null, units: data("units") ?? "", ...style });
-        }
+        const lower = data("lower");
+        if (lower !== undefined) classes.set(Number(lower), { label: classLabel(Number(lower), data("upper") || null, data("units") ?? ""), ...style });
+        else if (!named.has(styleUrl)) named.set(styleUrl, { label: name || "Area", ...style });
         continue;
       }
       const point = ringOf(placemark.getElementsByTagName("Point")[0])[0];
       if (point && !step.volcano) step.volcano = { name, lat: point[0], lon: point[1] };
     }
-    // The legend of a step without ash still lists every class: from the document's thresholds and styles.
+    // The legend of a step without ash still lists every class: from the document's thresholds and styles
+    // (ashcast's own KML says "thresholds 0.2, 2, 4 mg/m³" and styles them ash-0, ash-1 ...).
     const description = child(doc.documentElement, "description")?.textContent ?? "";
     const thresholds = /thresholds ([\d., ]+) (\S+?)\.?$/.exec(description.trim());
     if (thresholds) {
       const values = thresholds[1]?.split(",").map(Number) ?? [];
-      step.legend = values.map((lower, i) => ({ lower, upper: values[i + 1] ?? null, units: thresholds[2] ?? "", ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
+      values.forEach((lower, i) => classes.set(lower, { label: classLabel(lower, values[i + 1] ?? null, thresholds[2] ?? ""), ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
     }
-    step.legend.sort((a, b) => a.lower - b.lower);
+    step.concentrations = classes.size > 0;
+    step.legend = step.concentrations ? [...classes].sort(([a], [b]) => a - b).map(([, entry]) => entry) : [...named.values()];
     return step;
   }
 
@@ -178,11 +188,12 @@
         swatch.className = "swatch";
         swatch.style.background = entry.fill;
         swatch.style.borderColor = entry.line;
-        item.append(swatch, entry.upper === null ? `≥ ${entry.lower} ${entry.units}` : `${entry.lower} – ${entry.upper} ${entry.units}`);
+        item.append(swatch, entry.label);
         return item;
       }),
     );
-    $("ash-note").textContent = step.areas.length ? "" : "No ash above the lowest threshold at this time.";
+    $("legend-title").textContent = step.concentrations ? "Ash concentration" : "Areas";
+    $("ash-note").textContent = step.areas.length ? "" : step.concentrations ? "No ash above the lowest threshold at this time." : "No area drawn for this time.";
   }
 
   /** Shows the current band at the current step; the newest request wins when several are in flight. */
