@@ -295,7 +295,11 @@
     const started = early?.model && early.reftime === (reftime ?? null) ? early.model : undefined;
     if (early) early.model = undefined;
     const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api), started);
-    if (response.status === 204) throw new Error("No run is published yet.");
+    if (response.status === 204) {
+      banner.textContent = "No forecast run is published yet: this page shows the latest one once there is one.";
+      document.body.dataset.drawn = "nothing published";
+      return;
+    }
     const model = /** @type {AshModel} */ (await response.json());
     state.model = model;
     state.steps = new Map();

@@ -3,7 +3,7 @@
  * precompressed, served publicly under /viewer/ (with 304s, and a redirect from /viewer), made once per
  * content of the templates and reused by every later release, and collected with the releases that use them.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,5 +92,17 @@ describe("the viewer's files in a release", () => {
     expect((await stat(file)).mtimeMs).toBe(writtenAt);
     await untilServing(server, next.release);
     expect((await http(server, "/viewer/")).status).toBe(200);
+  });
+
+  it("are collected with the releases: a viewer directory no kept release uses is removed by the next publishing build", async () => {
+    const stale = path.join(site.distDir, "viewer", "0123456789abcdef");
+    await mkdir(stale);
+    await writeFile(path.join(stale, "index.html"), "an older viewer");
+    await editRunJson(path.join(site.runsDir, "2026-03-14-hekla"), (manifest) => {
+      manifest.description = "Hekla, third issue of the exercise";
+    });
+    expect((await buildSite(site, "2026-03-14T09:00:00Z")).published).toBe(true);
+    const current = (await currentIndex()).artefacts[index.viewer!["index.html"]!]!.identity.file.split("/")[1];
+    expect(await readdir(path.join(site.distDir, "viewer"))).toEqual([current]);
   });
 });

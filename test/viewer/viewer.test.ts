@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AshModel } from "../../src/contract/ashModel.ts";
 import { colourDistance, launchBrowser, openPage, pagePoint, screenshot, screenshotWithProbe, untilDrawn, type Browser, type WatchedPage } from "./browser.ts";
 import { kmlPolygons, probeBetween, type AshPolygon, type Probe } from "./plume.ts";
+import { buildSite, makeSite, serve } from "../server/serverFixtures.ts";
 import { SAMPLES, resourceText, runModel, startSampleSite, type SampleSite } from "./sampleSite.ts";
 
 /** The band labels the viewer shows: the flight-level band its layer name starts with. */
@@ -259,5 +260,28 @@ describe("the viewer on the published sample runs", () => {
     await screenshot(page, "exercise-phone-controls");
     expectOnlyTheService(watched);
     await page.close();
+  });
+});
+
+describe("the viewer before any run is published", () => {
+  it("says so, with no failed request", async () => {
+    const site = await makeSite("ashcast-viewer-empty-");
+    try {
+      await buildSite(site);
+      const server = await serve(site);
+      try {
+        const watched = await openPage(browser);
+        await watched.page.goto(`${server.url}/viewer/`);
+        await watched.page.waitForFunction(`document.body.dataset.drawn === "nothing published"`, undefined, { timeout: 20_000 });
+        expect(await watched.page.locator("#banner").textContent()).toMatch(/^No forecast run is published yet/);
+        expect(await watched.page.locator("#run option").count()).toBe(0);
+        expectOnlyTheService(watched);
+        await watched.page.close();
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await site.cleanup();
+    }
   });
 });
