@@ -307,8 +307,10 @@
     setBanner(model.meta);
     $("description").textContent = model.meta.description;
     const report = /** @type {HTMLAnchorElement} */ ($("report"));
-    report.hidden = !model.meta.report_url;
-    if (model.meta.report_url) report.href = model.meta.report_url;
+    // Only a web address becomes a link (the build accepts only http(s) report urls; this page does not rely on it).
+    const reportUrl = /^https?:\/\//i.test(model.meta.report_url ?? "") ? model.meta.report_url : undefined;
+    report.hidden = !reportUrl;
+    if (reportUrl) report.href = reportUrl;
     /** @type {HTMLAnchorElement} */ ($("json-link")).href = new URL(`.json?reftime=${model.meta.reftime}`, api).href;
     if (runSelect.value !== model.meta.reftime) runSelect.value = model.meta.reftime;
 
