@@ -49,6 +49,8 @@
     /** Steps by url, for the run shown: fetched once, played from memory. @type {Map<string, Promise<Step>>} */
     steps: new Map(),
     drawn: 0,
+    /** Counts run loads: only the newest one's answer is shown when the user switches quickly. */
+    loads: 0,
   };
   // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
   Object.assign(window, {
@@ -290,6 +292,7 @@
 
   async function loadRun(/** @type {string | undefined} */ reftime, /** @type {{ band?: string | null, time?: string | null }} */ wanted = {}) {
     stop();
+    const ticket = ++state.loads;
     banner.className = "banner";
     banner.textContent = "Loading the run…";
     const started = early?.model && early.reftime === (reftime ?? null) ? early.model : undefined;
@@ -301,6 +304,7 @@
       return;
     }
     const model = /** @type {AshModel} */ (await response.json());
+    if (ticket !== state.loads) return;
     state.model = model;
     state.steps = new Map();
     state.choices = choicesOf(model);
@@ -324,7 +328,16 @@
         return label;
       }),
     );
-    if (!state.choices.length) status.textContent = "This run has no ash areas to draw (only layers of other servers).";
+    if (!state.choices.length) {
+      // Nothing of the previous run may stay on the map under this run's banner.
+      state.drawn++;
+      drawStep({ areas: [], legend: [], concentrations: false });
+      $("ash-note").textContent = "";
+      timeLabel.textContent = "–";
+      slider.max = "0";
+      status.textContent = "This run has no ash areas to draw here (its layers are on other servers).";
+      document.body.dataset.drawn = `${model.meta.reftime}|none`;
+    }
     const box = model.meta.latlonbox;
     // Not animated: what is drawn (and the pixel a test or a screenshot looks at) is the final view at once.
     if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12], animate: false });

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AshModel } from "../../src/contract/ashModel.ts";
 import { colourDistance, launchBrowser, openPage, pagePoint, screenshot, screenshotWithProbe, untilDrawn, type Browser, type WatchedPage } from "./browser.ts";
 import { kmlPolygons, probeBetween, type AshPolygon, type Probe } from "./plume.ts";
-import { buildSite, makeSite, serve } from "../server/serverFixtures.ts";
+import { writeMapServerRun } from "../build/runFixtures.ts";
+import { buildSite, makeSite, serve, type Site } from "../server/serverFixtures.ts";
 import { SAMPLES, resourceText, runModel, startSampleSite, type SampleSite } from "./sampleSite.ts";
 
 /** The band labels the viewer shows: the flight-level band its layer name starts with. */
@@ -263,18 +264,17 @@ describe("the viewer on the published sample runs", () => {
   });
 });
 
-describe("the viewer before any run is published", () => {
-  it("says so, with no failed request", async () => {
-    const site = await makeSite("ashcast-viewer-empty-");
+describe("the viewer with nothing it can draw", () => {
+  async function onSite(fill: (site: Site) => Promise<void>, check: (watched: WatchedPage) => Promise<void>): Promise<void> {
+    const site = await makeSite("ashcast-viewer-nothing-");
     try {
+      await fill(site);
       await buildSite(site);
       const server = await serve(site);
       try {
         const watched = await openPage(browser);
         await watched.page.goto(`${server.url}/viewer/`);
-        await watched.page.waitForFunction(`document.body.dataset.drawn === "nothing published"`, undefined, { timeout: 20_000 });
-        expect(await watched.page.locator("#banner").textContent()).toMatch(/^No forecast run is published yet/);
-        expect(await watched.page.locator("#run option").count()).toBe(0);
+        await check(watched);
         expectOnlyTheService(watched);
         await watched.page.close();
       } finally {
@@ -283,5 +283,25 @@ describe("the viewer before any run is published", () => {
     } finally {
       await site.cleanup();
     }
+  }
+
+  it("says that no run is published yet, with no failed request", async () => {
+    await onSite(async () => {}, async ({ page }) => {
+      await page.waitForFunction(`document.body.dataset.drawn === "nothing published"`, undefined, { timeout: 20_000 });
+      expect(await page.locator("#banner").textContent()).toMatch(/^No forecast run is published yet/);
+      expect(await page.locator("#run option").count()).toBe(0);
+    });
+  });
+
+  it("shows a run whose layers are all on other servers (WMS) with its banner, and never asks those servers", async () => {
+    await onSite(
+      async (site) => void (await writeMapServerRun(site.runsDir, "2006-06-23-radar", { type: "Rehearsal" })),
+      async ({ page }) => {
+        await page.waitForFunction(`document.body.dataset.drawn === "2006-06-23T00:00:00Z|none"`, undefined, { timeout: 20_000 });
+        expect(await page.locator("#banner").getAttribute("data-type")).toBe("Rehearsal");
+        expect(await page.locator("#status").textContent()).toMatch(/no ash areas to draw here/);
+        expect(await page.locator("#band-list input").count()).toBe(0);
+      },
+    );
   });
 });
