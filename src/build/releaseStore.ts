@@ -22,7 +22,7 @@ export const RUNS_DIR = "runs";
 /** The viewer's files, one directory per content of its templates (src/build/viewer.ts). */
 export const VIEWER_DIR = "viewer";
 export const STATE_FILE = "state.json";
-/** The run directories a release needs (served, or valid and kept for later): what garbage collection reads. */
+/** The run directories a release needs (served, or valid and kept for later) and its viewer directory: what garbage collection reads. */
 export const DIRS_FILE = "dirs.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";
