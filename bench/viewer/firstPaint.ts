@@ -6,7 +6,7 @@
  * Median and maximum of N loads; the figures go to docs/benchmarks.md.
  *   npx tsx bench/viewer/firstPaint.ts [N]
  */
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { launchBrowser } from "../../test/viewer/browser.ts";
 import { startSampleSite } from "../../test/viewer/sampleSite.ts";
 import { writeDocsSection } from "../docsSection.ts";
@@ -28,6 +28,7 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+const loadBefore = loadavg()[0]!;
 const sample = await startSampleSite();
 const browser = await launchBrowser();
 const results: Record<"cold" | "warm", Load[]> = { cold: [], warm: [] };
@@ -65,7 +66,8 @@ const row = (mode: "cold" | "warm") => {
 };
 const section = `${HEADING}
 
-\`npx tsx bench/viewer/firstPaint.ts ${N}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs (shared), Node ${process.version},
+\`npx tsx bench/viewer/firstPaint.ts ${N}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs shared with other work (load average
+${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after: the spread comes from there), Node ${process.version},
 Debian chromium headless (software rendering), the three sample runs served by \`startServer\` on 127.0.0.1,
 viewport 1280×800. Milliseconds from navigation start, median (max) of ${N} loads; KiB on the wire (brotli bodies and headers;
 a warm load revalidates nothing within max-age, so it fetches only what is not cached).

@@ -129,9 +129,12 @@ export function createApp(options: AppOptions): Hono {
   const noContent = () =>
     new Response(null, { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: representations.expiresIn(CACHE_SECONDS.latest), ...CORS_HEADERS } });
 
+  /** 301 to `path` with a trailing slash, query kept. */
+  const withSlash = (path: string) => (c: Context) => new Response(null, { status: 301, headers: { location: `${path}/${new URL(c.req.url).search}`, ...CORS_HEADERS } });
+
   const routes: Array<[string, (c: Context) => Response | Promise<Response>]> = [
     // Without the slash, the relative timestep urls (`./resources?...`) would resolve one level up.
-    [`${base}`, (c) => new Response(null, { status: 301, headers: { location: `${base}/${new URL(c.req.url).search}`, ...CORS_HEADERS } })],
+    [`${base}`, withSlash(base)],
     [`${base}/`, (c) => model(c, "negotiate")],
     [`${base}/.json`, (c) => model(c, "json")],
     [`${base}/.png`, (c) => model(c, "png")],
@@ -181,7 +184,7 @@ export function createApp(options: AppOptions): Hono {
     [`${base}/doc/TermsOfService`, (c) => sendDocument(c, termsOfService)],
     // The map viewer (issue 7): static files of the release; it reads the data from the endpoints above.
     // Without the slash, its relative urls (`viewer.<hash>.js`, `../.json`) would resolve one level up.
-    [`${base}/viewer`, (c) => new Response(null, { status: 301, headers: { location: `${base}/viewer/${new URL(c.req.url).search}`, ...CORS_HEADERS } })],
+    [`${base}/viewer`, withSlash(`${base}/viewer`)],
     [`${base}/viewer/`, (c) => viewerFile(c, "")],
     [`${base}/viewer/:file`, (c) => viewerFile(c, c.req.param("file") ?? "index.html")],
     [`${base}/openapi.json`, (c) => sendDocument(c, openapi)],

@@ -3,6 +3,8 @@
  * ash must be drawn in one state and must not in another, and fail if the viewer draws the wrong step.
  * Pure geometry on lon/lat; points far from every edge, so anti-aliasing cannot decide the test.
  */
+import { pointInRing, segmentDistance2 } from "../../src/geo/rings.ts";
+
 type Ring = Array<[number, number]>;
 /** A polygon: its outer ring, then its holes. */
 export type AshPolygon = Ring[];
@@ -19,19 +21,9 @@ export function kmlPolygons(kml: string): AshPolygon[] {
   return [...kml.matchAll(/<Polygon>([\s\S]*?)<\/Polygon>/g)].map((m) => [...rings(m[1]!, "outerBoundaryIs"), ...rings(m[1]!, "innerBoundaryIs")]);
 }
 
-function inRing(ring: Ring, lon: number, lat: number): boolean {
-  let inside = false;
-  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i]!;
-    const [xj, yj] = ring[j]!;
-    if (yi > lat !== yj > lat && lon < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) inside = !inside;
-  }
-  return inside;
-}
-
 /** Whether any polygon covers the point (inside its outer ring, outside its holes). */
 export function covered(polygons: readonly AshPolygon[], lon: number, lat: number): boolean {
-  return polygons.some(([outer, ...holes]) => inRing(outer!, lon, lat) && !holes.some((hole) => inRing(hole, lon, lat)));
+  return polygons.some(([outer, ...holes]) => pointInRing([lon, lat], outer!) === 1 && !holes.some((hole) => pointInRing([lon, lat], hole) >= 0));
 }
 
 /** Distance in degrees of latitude (longitude scaled by cos(lat)) from the point to the nearest edge. */
@@ -41,17 +33,12 @@ function edgeDistance(polygons: readonly AshPolygon[], lon: number, lat: number)
   for (const polygon of polygons) {
     for (const ring of polygon) {
       for (let i = 1; i < ring.length; i++) {
-        const [ax, ay] = [ring[i - 1]![0] * k, ring[i - 1]![1]];
-        const [bx, by] = [ring[i]![0] * k, ring[i]![1]];
-        const [px, py] = [lon * k, lat];
-        const dx = bx - ax;
-        const dy = by - ay;
-        const t = dx === 0 && dy === 0 ? 0 : Math.max(0, Math.min(1, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)));
-        best = Math.min(best, Math.hypot(px - (ax + t * dx), py - (ay + t * dy)));
+        const [a, b] = [ring[i - 1]!, ring[i]!];
+        best = Math.min(best, segmentDistance2([lon * k, lat], [a[0] * k, a[1]], [b[0] * k, b[1]]));
       }
     }
   }
-  return best;
+  return Math.sqrt(best);
 }
 
 export interface Probe {
