@@ -80,7 +80,8 @@ ${row("warm")}
 The target is the ash of the latest run drawn under 1 s on loopback. The page, the script (Leaflet and
 ours, one file) and the style sheet come first; the run's JSON, the reftimes and the first step's KML
 follow in parallel with the coastlines (Natural Earth 1:50M land, the largest transfer), which are
-drawn when they arrive and never hold the ash back.
+fetched at once but drawn after the first ash (projecting 100,000 points would otherwise hold the
+main thread before it: 641 → 375 ms median for the ash, cold, at the same load).
 `;
 writeDocsSection(HEADING, section);
 console.log(section);

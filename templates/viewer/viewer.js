@@ -52,6 +52,11 @@
     /** Counts run loads: only the newest one's answer is shown when the user switches quickly. */
     loads: 0,
   };
+  /** @type {() => void} */
+  let firstDrawn = () => {};
+  /** Settles once the first ash is drawn, or the first run load ends without any. */
+  const firstDrawing = new Promise((resolve) => (firstDrawn = () => resolve(undefined)));
+
   // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
   Object.assign(window, {
     ashcastViewer: {
@@ -220,6 +225,7 @@
         if (ticket !== state.drawn) return;
         document.body.dataset.drawn = drawn;
         if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
+        firstDrawn();
       });
       // While playing, the next step is fetched ahead.
       const next = choice.steps[state.step + 1];
@@ -397,6 +403,9 @@
   async function loadCoastlines() {
     const file = document.body.dataset.coastlines ?? "";
     const land = await (await fetchOk(file)).json();
+    // The ash is what the page is for: the coastlines (100,000 points to project) wait for its first
+    // drawing, or for a second and a half if it is slow to come, rather than holding the main thread before it.
+    await Promise.race([firstDrawing, new Promise((resolve) => setTimeout(resolve, 1500))]);
     // The options reach each polygon, renderer included (the GeoJSON options type does not say so).
     const options = /** @type {L.GeoJSONOptions} */ ({ pane: "land", renderer: landRenderer, interactive: false, style: { color: "#6f7f72", weight: 0.8, fillColor: "#f1efe4", fillOpacity: 1 } });
     L.geoJSON(land, options).addTo(map);
@@ -420,7 +429,10 @@
         return option;
       }),
     );
-    await first;
+    await first.finally(() => {
+      // A run with nothing to draw, or none at all: the coastlines need not wait any longer.
+      if (!state.choices.length) firstDrawn();
+    });
     if (state.model) runSelect.value = state.model.meta.reftime;
   }
 
