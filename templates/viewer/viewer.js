@@ -51,6 +51,8 @@
     drawn: 0,
     /** Counts run loads: only the newest one's answer is shown when the user switches quickly. */
     loads: 0,
+    /** Whether a reftime was asked for (else the latest run is shown, and a reload shows the latest again). */
+    pinned: false,
   };
   /** @type {() => void} */
   let firstDrawn = () => {};
@@ -312,6 +314,7 @@
     const model = /** @type {AshModel} */ (await response.json());
     if (ticket !== state.loads) return;
     state.model = model;
+    state.pinned = reftime !== undefined;
     state.steps = new Map();
     state.choices = choicesOf(model);
     setBanner(model.meta);
@@ -355,7 +358,7 @@
   /** The run, band and time in the address, so a view can be shared and reloaded. */
   function remember() {
     const params = new URLSearchParams();
-    if (state.model && runSelect.selectedIndex > 0) params.set("reftime", state.model.meta.reftime);
+    if (state.model && state.pinned) params.set("reftime", state.model.meta.reftime);
     const choice = state.choices[state.choice];
     if (choice && state.choice > 0) params.set("band", choice.label);
     if (state.time && state.step > 0) params.set("time", state.time);
@@ -391,7 +394,8 @@
     void show();
   });
   runSelect.addEventListener("change", () => {
-    loadRun(runSelect.value, { band: state.choices[state.choice]?.label }).catch(fail);
+    // The first entry is "the latest": chosen, it follows new runs on reload.
+    loadRun(runSelect.selectedIndex === 0 ? undefined : runSelect.value, { band: state.choices[state.choice]?.label }).catch(fail);
   });
 
   function fail(/** @type {Error} */ error) {
@@ -414,10 +418,16 @@
 
   async function start() {
     const params = new URLSearchParams(location.search);
-    const runs = fetchOk(new URL("reftimes", api), early?.reftimes).then(async (response) => {
-      const body = /** @type {{ reftimes: string[] }[]} */ (response.status === 204 ? [{ reftimes: [] }] : await response.json());
-      return body[0]?.reftimes ?? [];
-    });
+    const runs = fetchOk(new URL("reftimes", api), early?.reftimes)
+      .then(async (response) => {
+        const body = /** @type {{ reftimes: string[] }[]} */ (response.status === 204 ? [{ reftimes: [] }] : await response.json());
+        return body[0]?.reftimes ?? [];
+      })
+      .catch((/** @type {Error} */ error) => {
+        // The run shown stays usable; only choosing another is not.
+        status.textContent = `The list of runs could not be loaded: ${error.message}`;
+        return /** @type {string[]} */ ([]);
+      });
     const first = loadRun(params.get("reftime") ?? undefined, { band: params.get("band"), time: params.get("time") });
     loadCoastlines().catch((error) => (status.textContent = `Coastlines could not be loaded: ${error.message}`));
     const reftimes = await runs;

@@ -98,6 +98,8 @@ describe("the viewer on the published sample runs", () => {
       "2010-04-15 06:00 UTC",
     ]);
     expect(await watched.page.locator("#banner").getAttribute("data-type")).toBe("Rehearsal");
+    // The latest run is not pinned in the address: a reload shows whatever run is latest then.
+    expect(new URL(watched.page.url()).search).toBe("");
     expect(await watched.page.locator('a[href="../changelog"]').count()).toBe(1);
     expect((await watched.page.locator("#legend-list li").allTextContents()).map((t) => t.trim())).toEqual(["0.2 – 2 mg/m³", "2 – 4 mg/m³", "≥ 4 mg/m³"]);
     expect(await watched.page.locator(".volcano-marker").count()).toBe(1);
@@ -162,6 +164,12 @@ describe("the viewer on the published sample runs", () => {
     await untilDrawn(watched.page, SAMPLES.exercise, b.band, time);
     const without = (await screenshot(watched.page, "band-without-ash")).at(at.x, at.y);
     expect(colourDistance(withAsh, without), `pixel ${at.x},${at.y} (${probe.lon.toFixed(2)}, ${probe.lat.toFixed(2)}): ${a.band} ${withAsh} vs ${b.band} ${without}`).toBeGreaterThan(40);
+
+    // The view is in the address: a reload shows the same run, band and time.
+    const address = new URL(watched.page.url()).searchParams;
+    expect([address.get("reftime"), address.get("band"), address.get("time")]).toEqual([SAMPLES.exercise, b.band, time]);
+    await watched.page.reload();
+    await untilDrawn(watched.page, SAMPLES.exercise, b.band, time);
 
     await watched.page.getByLabel(a.band, { exact: true }).check();
     await untilDrawn(watched.page, SAMPLES.exercise, a.band, time);
