@@ -3,7 +3,8 @@
  * The ashcast map viewer: a client of the published API only (`../.json`, `../reftimes`, the KML
  * resources), drawn with Leaflet over offline coastlines. Every request goes to the service itself:
  * no tiles, no fonts, no icons from elsewhere (the KML's icon hrefs are never followed).
- * Checked by `tsc -p templates/viewer` (DOM + Leaflet types); shipped as written, after Leaflet's script.
+ * Checked by `tsc -p templates/viewer` (DOM + Leaflet types); shipped as written, after Leaflet's script
+ * and kml.js (which reads the KML).
  */
 (() => {
   "use strict";
@@ -12,8 +13,6 @@
   /** @typedef {{ name: string, type: string, timesteps: Timestep[] }} Layer */
   /** @typedef {{ meta: { type: string, description: string, reftime: string, latlonbox?: { north: number, south: number, east: number, west: number }, report_url?: string }, layergroups: { name: string, layers: Layer[] }[] }} AshModel */
   /** @typedef {{ label: string, steps: { time: string, url: string }[] }} Choice  one entry of the band switch */
-  /** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
-  /** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean }} Step */
 
   const api = new URL("../", location.href);
   const PLAY_MS = 900;
@@ -88,88 +87,10 @@
   const formatTime = (/** @type {string} */ iso) => iso.replace("T", " ").replace(/:00Z$/, " UTC");
   const hoursAfter = (/** @type {string} */ iso, /** @type {string} */ reftime) => Math.round((Date.parse(iso) - Date.parse(reftime)) / 3_600_000);
 
-  // ---------------------------------------------------------------------------------------------
-  // KML (the service's own ash-area KML, and forecasters' drawings): polygons, the volcano, styles.
-
-  /** KML `aabbggrr` to CSS. */
-  function kmlColour(/** @type {string | null | undefined} */ text, /** @type {string} */ fallback) {
-    const hex = (text ?? "").trim();
-    if (!/^[0-9a-fA-F]{8}$/.test(hex)) return fallback;
-    const [a, b, g, r] = [0, 2, 4, 6].map((i) => parseInt(hex.slice(i, i + 2), 16));
-    return `rgba(${r},${g},${b},${((a ?? 255) / 255).toFixed(2)})`;
-  }
-
-  const child = (/** @type {Element} */ parent, /** @type {string} */ name) => parent.getElementsByTagName(name)[0];
-  const ringOf = (/** @type {Element | undefined} */ ring) =>
-    (child(ring ?? document.createElement("x"), "coordinates")?.textContent ?? "")
-      .trim()
-      .split(/\s+/)
-      .map((tuple) => tuple.split(",").map(Number))
-      .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
-      .map((p) => /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), /** @type {number} */ (p[0])]));
-
-  const classLabel = (/** @type {number} */ lower, /** @type {string | number | null} */ upper, /** @type {string} */ units) =>
-    upper === null ? `≥ ${lower} ${units}` : `${lower} – ${upper} ${units}`;
-
-  /** @returns {Step} */
-  function parseKml(/** @type {string} */ text) {
-    const doc = new DOMParser().parseFromString(text, "application/xml");
-    if (doc.getElementsByTagName("parsererror").length) throw new Error("a KML file of this run could not be read");
-    /** @type {Map<string, { line: string, fill: string }>} */
-    const styles = new Map();
-    for (const style of Array.from(doc.getElementsByTagName("Style"))) {
-      const line = child(style, "LineStyle");
-      const poly = child(style, "PolyStyle");
-      styles.set(`#${style.getAttribute("id")}`, {
-        line: kmlColour(line && child(line, "color")?.textContent, "#c00000"),
-        fill: kmlColour(poly && child(poly, "color")?.textContent, "rgba(192,0,0,.4)"),
-      });
-    }
-    /** @type {Step} */
-    const step = { areas: [], legend: [], concentrations: false };
-    /** Concentration classes seen on placemarks (ExtendedData lower/upper/units), by lower bound. */
-    /** @type {Map<number, LegendEntry>} */
-    const classes = new Map();
-    /** Otherwise, one legend entry per style of the areas drawn, named by their first placemark. */
-    /** @type {Map<string, LegendEntry>} */
-    const named = new Map();
-    for (const placemark of Array.from(doc.getElementsByTagName("Placemark"))) {
-      const name = child(placemark, "name")?.textContent ?? "";
-      const styleUrl = child(placemark, "styleUrl")?.textContent?.trim() ?? "";
-      const style = styles.get(styleUrl) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" };
-      const polygons = Array.from(placemark.getElementsByTagName("Polygon"));
-      if (polygons.length) {
-        const latlngs = polygons.map((polygon) => [
-          ringOf(child(child(polygon, "outerBoundaryIs") ?? polygon, "LinearRing")),
-          ...Array.from(polygon.getElementsByTagName("innerBoundaryIs")).map((inner) => ringOf(child(inner, "LinearRing"))),
-        ]);
-        step.areas.push({ latlngs, ...style, name });
-        const data = (/** @type {string} */ key) => Array.from(placemark.getElementsByTagName("Data")).find((d) => d.getAttribute("name") === key)?.textContent?.trim();
-        const lower = data("lower");
-        if (lower !== undefined) classes.set(Number(lower), { label: classLabel(Number(lower), data("upper") || null, data("units") ?? ""), ...style });
-        else if (!named.has(styleUrl)) named.set(styleUrl, { label: name || "Area", ...style });
-        continue;
-      }
-      const point = ringOf(placemark.getElementsByTagName("Point")[0])[0];
-      if (point && !step.volcano) step.volcano = { name, lat: point[0], lon: point[1] };
-    }
-    // The legend of a step without ash still lists every class: from the document's thresholds and styles
-    // (ashcast's own KML says "thresholds 0.2, 2, 4 mg/m³" and styles them ash-0, ash-1 ...).
-    const description = child(doc.documentElement, "description")?.textContent ?? "";
-    const thresholds = /thresholds ([\d., ]+) (\S+?)\.?$/.exec(description.trim());
-    if (thresholds) {
-      const values = thresholds[1]?.split(",").map(Number) ?? [];
-      values.forEach((lower, i) => classes.set(lower, { label: classLabel(lower, values[i + 1] ?? null, thresholds[2] ?? ""), ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
-    }
-    step.concentrations = classes.size > 0;
-    step.legend = step.concentrations ? [...classes].sort(([a], [b]) => a - b).map(([, entry]) => entry) : [...named.values()];
-    return step;
-  }
-
   function loadStep(/** @type {string} */ url) {
     let step = state.steps.get(url);
     if (!step) {
-      step = fetchOk(url).then(async (response) => parseKml(await response.text()));
+      step = fetchOk(url).then(async (response) => ashKml.parse(await response.text()));
       step.catch(() => state.steps.delete(url));
       state.steps.set(url, step);
     }
