@@ -1,8 +1,8 @@
 /**
  * The hot GETs answered straight on `node:http`, in front of the Hono app: a run's JSON or PNG (`/`,
  * `/.json`, `/.png`, with or without one plain `reftime`), the reftimes list, the changelog,
- * `/resources?name=` and the viewer's files under `/viewer/`, when what they need is already in memory. Hono's Request/Response round trip
- * costs more than the rest of such an answer (docs/benchmarks.md, "Serving"); everything else, and
+ * `/resources?name=` and the viewer's files under `/viewer/`, when what they need is already in
+ * memory. Hono's Request/Response round trip costs more than the rest of such an answer (docs/benchmarks.md, "Serving"); everything else, and
  * anything unusual (encoded queries, errors, bodies not yet read), falls through to the app, which
  * answers with the same selection and the same prepared headers.
  */
