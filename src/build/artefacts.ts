@@ -17,6 +17,9 @@ export const CONTENT_TYPES = {
   png: "image/png",
   kml: "application/vnd.google-earth.kml+xml;charset=UTF-8",
   rss: "application/rss+xml;charset=UTF-8",
+  html: "text/html;charset=UTF-8",
+  js: "text/javascript;charset=UTF-8",
+  css: "text/css;charset=UTF-8",
 } as const;
 
 export interface ArtefactDraft {

@@ -37,6 +37,7 @@ import { renderRun } from "./renderRun.ts";
 import { inputsHash, listRunFolders, scanRuns, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
 import { pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
+import { publishViewer } from "./viewer.ts";
 
 /** The resource listing the volcanoes of the published runs. */
 export const VOLCANOES_RESOURCE = "volcanoes.json";
@@ -168,13 +169,16 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
   for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
   const history = [...events, ...prevState.events].slice(0, MAX_CHANGELOG_EVENTS);
 
+  // The viewer's files depend on its templates only: made once per content of those, then reused.
+  const viewer = await publishViewer(distDir);
+
   // 4. The report.
   const runReports = folders.map(({ name }) => reportRun(name, runs[name]!, decision, rebuiltWhy.get(name)));
   const allIssues = runReports.flatMap((r) => r.issues);
   const reftimes = [...decision.byReftime.keys()].sort().reverse();
   const withdrawn = events.filter((e) => e.kind === "withdrawn").map((e) => e.reftime);
   // What is served, and what is reported apart from why runs were rebuilt: equal means nothing to publish.
-  const digester = createHash("sha256").update(JSON.stringify([...decision.byReftime].map(([r, b]) => [r, b.dir])));
+  const digester = createHash("sha256").update(JSON.stringify([viewer.dir, ...[...decision.byReftime].map(([r, b]) => [r, b.dir])]));
   for (const run of runReports) digester.update(run.rebuilt === undefined ? entryJson(run) : JSON.stringify({ ...run, rebuilt: undefined }));
   const digest = digester.digest("hex");
 
@@ -249,11 +253,11 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     writeStateChunks(distDir, encodedState.chunks, previous?.stateChunks ?? new Set()),
     writeFile(path.join(staged.dir, STATE_FILE), encodedState.head),
   ]);
-  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody([...runDirsUsed(indexRuns, state), ...stateChunks]));
+  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody([...runDirsUsed(indexRuns, state), ...stateChunks, viewer.dir]));
   // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
   const previousLists = previous?.index.artefacts ?? {};
   const artefacts: Record<string, ListArtefact> = {};
-  for (const [key, artefact] of Object.entries(written)) {
+  for (const [key, artefact] of [...Object.entries(written), ...Object.entries(viewer.artefacts)]) {
     const before = previousLists[key];
     artefacts[key] = { ...artefact, modified: before && before.sha256 === artefact.sha256 ? before.modified : laterThan(before?.modified, now) };
   }
@@ -266,6 +270,7 @@ async function buildLocked(options: BuildOptions): Promise<BuildResult> {
     resources: { [VOLCANOES_RESOURCE]: volcanoes.key },
     lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
     artefacts: sortKeys(artefacts),
+    viewer: viewer.files,
   };
   await switchToRelease(distDir, staged, releaseId, `${objectJson(index, { runs: recordJson(index.runs) })}\n`);
   const garbage = await collectGarbage(distDir, nowDate.getTime());

@@ -20,10 +20,12 @@ import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
 export const RUNS_DIR = "runs";
+/** The viewer's files, one directory per content of its templates (src/build/viewer.ts). */
+export const VIEWER_DIR = "viewer";
 export const STATE_FILE = "state.json";
 /** The chunks of the releases' states, shared between releases (buildState.ts). */
 export const STATE_DIR = "state";
-/** The run directories a release needs (served, or valid and kept for later): what garbage collection reads. */
+/** What a release needs of the shared directories: its run directories (served, or valid and kept for later), state chunks and viewer directory. Garbage collection reads it. */
 export const DIRS_FILE = "dirs.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";
@@ -54,7 +56,7 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;
-  for (const dir of [distDir, path.join(distDir, RELEASES_DIR), path.join(distDir, RUNS_DIR), path.join(distDir, STATE_DIR)]) {
+  for (const dir of [distDir, ...[RELEASES_DIR, RUNS_DIR, STATE_DIR, VIEWER_DIR].map((shared) => path.join(distDir, shared))]) {
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names) {
       if (name.startsWith(TMP_PREFIX)) {
@@ -179,7 +181,7 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 
 /**
  * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
- * KEEP_RELEASES_YOUNGER_THAN_MS, and the run directories no kept release uses.
+ * KEEP_RELEASES_YOUNGER_THAN_MS, and the run and viewer directories no kept release uses.
  * Reads only the kept releases' lists of run directories. Call with the lock held.
  */
 export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
@@ -205,7 +207,7 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   }
   for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
-  for (const shared of [RUNS_DIR, STATE_DIR]) {
+  for (const shared of [RUNS_DIR, STATE_DIR, VIEWER_DIR]) {
     for (const name of await readdir(path.join(distDir, shared)).catch(() => [] as string[])) {
       if (!name.startsWith(TMP_PREFIX) && !used.has(`${shared}/${name}`)) {
         await rm(path.join(distDir, shared, name), { recursive: true, force: true });

@@ -79,8 +79,13 @@ export const ReleaseIndex = z.strictObject({
   resources: z.record(z.string(), z.string()),
   /** Fixed artefacts of the release: reftimes list, changelog, build report. */
   lists: z.strictObject({ reftimes: z.string(), changelog: z.string(), report: z.string() }),
-  /** The release's own artefacts (lists and shared resources). */
+  /** The release's own artefacts (lists, shared resources and the viewer's files). */
   artefacts: z.record(z.string(), ListArtefact),
+  /**
+   * The map viewer served under `/viewer/`: file name (`index.html`, `viewer.<hash>.js` ...) to artefact key.
+   * Absent in releases made before the viewer existed.
+   */
+  viewer: z.record(z.string(), z.string()).optional(),
 });
 export type ReleaseIndex = z.infer<typeof ReleaseIndex>;
 

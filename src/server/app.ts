@@ -26,7 +26,7 @@ import { uploadRun } from "../operator/upload/uploadRun.ts";
 import type { JobBoard } from "../operator/jobs.ts";
 import { addJobRoutes } from "./jobRoutes.ts";
 import type { CheckResult } from "../build/check.ts";
-import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, type ModelFormat, type Refusal } from "./select.ts";
+import { CACHE_SECONDS, locateResource, reftimeParameter, selectModel, selectRun, selectViewerFile, type ModelFormat, type Refusal } from "./select.ts";
 
 export const PRODUCT_PATH = "/volcanicashforecast/0.1";
 const ALLOW = "GET, HEAD, OPTIONS";
@@ -134,9 +134,12 @@ export function createApp(options: AppOptions): Hono {
   const noContent = () =>
     new Response(null, { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: representations.expiresIn(CACHE_SECONDS.latest), ...CORS_HEADERS } });
 
+  /** 301 to `path` with a trailing slash, query kept. */
+  const withSlash = (path: string) => (c: Context) => new Response(null, { status: 301, headers: { location: `${path}/${new URL(c.req.url).search}`, ...CORS_HEADERS } });
+
   const routes: Array<[string, (c: Context) => Response | Promise<Response>]> = [
     // Without the slash, the relative timestep urls (`./resources?...`) would resolve one level up.
-    [`${base}`, (c) => new Response(null, { status: 301, headers: { location: `${base}/${new URL(c.req.url).search}`, ...CORS_HEADERS } })],
+    [`${base}`, withSlash(base)],
     [`${base}/`, (c) => model(c, "negotiate")],
     [`${base}/.json`, (c) => model(c, "json")],
     [`${base}/.png`, (c) => model(c, "png")],
@@ -184,6 +187,11 @@ export function createApp(options: AppOptions): Hono {
       return new Response(health.text, { status: health.status, headers: { "content-type": "text/plain;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
     }],
     [`${base}/doc/TermsOfService`, (c) => sendDocument(c, termsOfService)],
+    // The map viewer (issue 7): static files of the release; it reads the data from the endpoints above.
+    // Without the slash, its relative urls (`viewer.<hash>.js`, `../.json`) would resolve one level up.
+    [`${base}/viewer`, withSlash(`${base}/viewer`)],
+    [`${base}/viewer/`, (c) => viewerFile(c, "")],
+    [`${base}/viewer/:file`, (c) => viewerFile(c, c.req.param("file") ?? "index.html")],
     [`${base}/openapi.json`, (c) => sendDocument(c, openapi)],
   ];
 
@@ -203,6 +211,12 @@ export function createApp(options: AppOptions): Hono {
   // Documents are not in a release (never compressed: they are small and rarely asked for).
   const sendDocument = (c: Context, document: { artefact: Artefact; body: Buffer }) => send(c, document.artefact, startedAt, CACHE_SECONDS.documents, { body: document.body });
   const sendList = (c: Context, artefact: ListArtefact, cacheSeconds: number = CACHE_SECONDS.lists) => send(c, artefact, artefact.modified, cacheSeconds);
+  const viewerFile = (c: Context, file: string) => {
+    const release = source.current;
+    const selected = release && selectViewerFile(release, file);
+    if (!selected) return problemResponse(404, release?.index.viewer ? `the viewer has no file ${file.slice(0, 100)}; it starts at ${base}/viewer/` : "no viewer is published yet: it comes with the first release");
+    return sendList(c, selected.artefact, selected.cacheSeconds);
+  };
 
   // Protected by the access rules (operator): a validated change of the allowed settings, persisted; and back to the defaults.
   const changeSettings = async (c: Context, action: "config" | "config-reset") => {

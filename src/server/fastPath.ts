@@ -1,8 +1,8 @@
 /**
  * The hot GETs answered straight on `node:http`, in front of the Hono app: a run's JSON or PNG (`/`,
- * `/.json`, `/.png`, with or without one plain `reftime`), the reftimes list, the changelog and
- * `/resources?name=`, when what they need is already in memory. Hono's Request/Response round trip
- * costs more than the rest of such an answer (docs/benchmarks.md, "Serving"); everything else, and
+ * `/.json`, `/.png`, with or without one plain `reftime`), the reftimes list, the changelog,
+ * `/resources?name=` and the viewer's files under `/viewer/`, when what they need is already in
+ * memory. Hono's Request/Response round trip costs more than the rest of such an answer (docs/benchmarks.md, "Serving"); everything else, and
  * anything unusual (encoded queries, errors, bodies not yet read), falls through to the app, which
  * answers with the same selection and the same prepared headers.
  */
@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Artefact } from "../contract/releaseIndex.ts";
 import type { ReleaseSource } from "./releaseSource.ts";
 import type { Representations } from "./representation.ts";
-import { CACHE_SECONDS, locateResource, selectModel, type ModelFormat } from "./select.ts";
+import { CACHE_SECONDS, locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
 
@@ -36,6 +36,9 @@ export function createFastPath(options: {
     [`${base}/resources`, { kind: "resource" }],
   ]);
   for (const path of [...routes.keys()]) if (!options.publicGet(path.slice(base.length))) routes.delete(path);
+  const viewerPrefix = `${base}/viewer/`;
+  // Whether the rules make each viewer file public, decided once per name the releases list (a bounded set).
+  const viewerPublic = new Map<string, boolean>();
   let answered = 0;
 
   /** Answers and returns true, or returns false having written nothing. */
@@ -44,8 +47,9 @@ export function createFastPath(options: {
     if (method !== "GET" && method !== "HEAD") return false;
     const url = req.url ?? "";
     const queryAt = url.indexOf("?");
-    const route = routes.get(queryAt === -1 ? url : url.slice(0, queryAt));
-    if (route === undefined) return false;
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const route = routes.get(path);
+    if (route === undefined) return path.startsWith(viewerPrefix) && viewerFile(path.slice(viewerPrefix.length), method, req, res);
     let parameter: string | undefined;
     if (queryAt !== -1) {
       const match = PLAIN_QUERY.exec(url.slice(queryAt + 1));
@@ -86,7 +90,22 @@ export function createFastPath(options: {
       cacheSeconds = CACHE_SECONDS.resources;
     }
     if (artefact === undefined) return false;
+    return answer(artefact, modified, cacheSeconds, varyAccept, method, req, res);
+  }
 
+  /** A file of the viewer (the query, the viewer's own state, plays no part); only plain names. */
+  function viewerFile(file: string, method: string, req: IncomingMessage, res: ServerResponse): boolean {
+    if (!/^[A-Za-z0-9._-]*$/.test(file)) return false;
+    const release = source.current;
+    const selected = release && selectViewerFile(release, file);
+    if (!selected) return false;
+    let allowed = viewerPublic.get(file);
+    if (allowed === undefined) viewerPublic.set(file, (allowed = options.publicGet(`/viewer/${file}`)));
+    if (!allowed) return false;
+    return answer(selected.artefact, selected.artefact.modified, selected.cacheSeconds, false, method, req, res);
+  }
+
+  function answer(artefact: Artefact, modified: string, cacheSeconds: number, varyAccept: boolean, method: string, req: IncomingMessage, res: ServerResponse): boolean {
     const chosen = representations.choose(artefact, modified, cacheSeconds, varyAccept, {
       acceptEncoding: req.headers["accept-encoding"],
       ifNoneMatch: req.headers["if-none-match"],

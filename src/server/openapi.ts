@@ -323,6 +323,28 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         "405": dataErrors["405"],
         ...authErrors,
       }),
+      "/viewer/": get("The map viewer: an HTML page reading this API (`/viewer` redirects here)", "metadata", {
+        "200": { description: "HTML", content: { "text/html;charset=UTF-8": { schema: { type: "string" } } } },
+        "304": notModified,
+        "404": problem("No release has been published yet"),
+        "405": dataErrors["405"],
+        ...authErrors,
+      }),
+      "/viewer/{file}": get(
+        "A file of the map viewer, named by its page (script, style sheet, coastlines; the names carry a content hash)",
+        "metadata",
+        {
+          "200": {
+            description: "The file",
+            content: { "text/javascript;charset=UTF-8": { schema: { type: "string" } }, "text/css;charset=UTF-8": { schema: { type: "string" } }, [JSON_TYPE]: { schema: { type: "object" } }, "text/html;charset=UTF-8": { schema: { type: "string" } } },
+          },
+          "304": notModified,
+          "404": problem("The viewer has no file of this name"),
+          "405": dataErrors["405"],
+          ...authErrors,
+        },
+        [{ name: "file", in: "path", required: true, schema: { type: "string" } }],
+      ),
       "/openapi.json": get("This document", "metadata", {
         "200": { description: "OpenAPI 3.1", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
         "304": notModified,

@@ -8,7 +8,7 @@ import { prefersPng } from "./http.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 
 /** Seconds a response may be reused by a client or a CDN, per kind of resource. */
-export const CACHE_SECONDS = { latest: 60, pinned: 300, lists: 60, resources: 300, documents: 3600 } as const;
+export const CACHE_SECONDS = { latest: 60, pinned: 300, lists: 60, resources: 300, documents: 3600, viewerAssets: 86400 } as const;
 
 export interface Refusal {
   kind: "problem";
@@ -60,4 +60,17 @@ export function locateResource(release: ServedRelease, name: string): { kind: "s
   const reftime = reftimeOfResource(name);
   if (reftime === undefined || !Object.hasOwn(release.index.runs, reftime)) return undefined;
   return { kind: "run", run: release.index.runs[reftime]! };
+}
+
+/**
+ * A file of the viewer (`""` is its page): the artefact and how long it may be cached. The page changes
+ * with each viewer version, like the lists; the assets carry their content hash in their names.
+ */
+export function selectViewerFile(release: ServedRelease, file: string): { artefact: ListArtefact; cacheSeconds: number } | undefined {
+  const name = file === "" ? "index.html" : file;
+  const files = release.index.viewer;
+  // An allowlist lookup, as for resources: a file name is never joined to a path.
+  if (files === undefined || !Object.hasOwn(files, name)) return undefined;
+  const artefact = release.index.artefacts[files[name]!];
+  return artefact && { artefact, cacheSeconds: name === "index.html" ? CACHE_SECONDS.lists : CACHE_SECONDS.viewerAssets };
 }

@@ -291,6 +291,7 @@ describe("real answers against the document", () => {
       "/healthz",
       "/doc/TermsOfService",
       "/openapi.json",
+      "/viewer/",
     ];
     for (const target of routes) {
       for (const method of ["GET", "HEAD"]) {

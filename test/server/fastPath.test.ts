@@ -60,7 +60,11 @@ describe("the fast path", () => {
   it("answers exactly as the app does, for every hot route, encoding, validator and method", async () => {
     const [runResource] = await runResourceNames(LATEST);
     expect(runResource).toBeDefined();
-    const targets = ["/", "/.json", `/?reftime=${OLDER}`, `/.json?reftime=${LATEST}`, "/reftimes", "/changelog", `/resources?name=${runResource}`, "/resources?name=volcanoes.json"];
+    const viewerScript = Object.keys(server.source.current!.index.viewer!).find((file) => file.endsWith(".js"))!;
+    const targets = [
+      "/", "/.json", `/?reftime=${OLDER}`, `/.json?reftime=${LATEST}`, "/reftimes", "/changelog", `/resources?name=${runResource}`, "/resources?name=volcanoes.json",
+      "/viewer/", `/viewer/?reftime=${OLDER}&band=SFC%2FFL200`, `/viewer/${viewerScript}`,
+    ];
     // Prime the caches through the app first (the fast path answers only from memory).
     for (const target of targets) {
       for (const acceptEncoding of ["identity", "gzip", "br"]) await appAnswer(target, "GET", { "accept-encoding": acceptEncoding });
@@ -110,6 +114,8 @@ describe("the fast path", () => {
       ["GET", "//reftimes", 404],
       ["POST", "/", 401],
       ["OPTIONS", "/", 204],
+      ["GET", "/viewer/nothing.js", 404],
+      ["GET", "/viewer/%69ndex.html", 200],
     ];
     for (const [method, target, status] of cases) {
       const before = server.fastPath.answered;

@@ -1,0 +1,91 @@
+// @ts-check
+/**
+ * The KML of a step, read for the viewer: ashcast's own ash-area KML and forecasters' drawings
+ * (polygons with their holes, the volcano's point, styles, the concentration classes of the legend).
+ * Pure: text in, plain objects out, through the browser's DOMParser; no request is made, and the
+ * KML's icon hrefs are never followed. Shipped before viewer.js in the same script file.
+ */
+
+/** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
+/** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean }} Step */
+
+const ashKml = (() => {
+  "use strict";
+
+  /** KML `aabbggrr` to CSS. */
+  function kmlColour(/** @type {string | null | undefined} */ text, /** @type {string} */ fallback) {
+    const hex = (text ?? "").trim();
+    if (!/^[0-9a-fA-F]{8}$/.test(hex)) return fallback;
+    const [a, b, g, r] = [0, 2, 4, 6].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    return `rgba(${r},${g},${b},${((a ?? 255) / 255).toFixed(2)})`;
+  }
+
+  const child = (/** @type {Element} */ parent, /** @type {string} */ name) => parent.getElementsByTagName(name)[0];
+  const ringOf = (/** @type {Element | undefined} */ ring) =>
+    (child(ring ?? document.createElement("x"), "coordinates")?.textContent ?? "")
+      .trim()
+      .split(/\s+/)
+      .map((tuple) => tuple.split(",").map(Number))
+      .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
+      .map((p) => /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), /** @type {number} */ (p[0])]));
+
+  const classLabel = (/** @type {number} */ lower, /** @type {string | number | null} */ upper, /** @type {string} */ units) =>
+    upper === null ? `≥ ${lower} ${units}` : `${lower} – ${upper} ${units}`;
+
+  /** @returns {Step} */
+  function parseKml(/** @type {string} */ text) {
+    const doc = new DOMParser().parseFromString(text, "application/xml");
+    if (doc.getElementsByTagName("parsererror").length) throw new Error("a KML file of this run could not be read");
+    /** @type {Map<string, { line: string, fill: string }>} */
+    const styles = new Map();
+    for (const style of Array.from(doc.getElementsByTagName("Style"))) {
+      const line = child(style, "LineStyle");
+      const poly = child(style, "PolyStyle");
+      styles.set(`#${style.getAttribute("id")}`, {
+        line: kmlColour(line && child(line, "color")?.textContent, "#c00000"),
+        fill: kmlColour(poly && child(poly, "color")?.textContent, "rgba(192,0,0,.4)"),
+      });
+    }
+    /** @type {Step} */
+    const step = { areas: [], legend: [], concentrations: false };
+    /** Concentration classes seen on placemarks (ExtendedData lower/upper/units), by lower bound. */
+    /** @type {Map<number, LegendEntry>} */
+    const classes = new Map();
+    /** Otherwise, one legend entry per style of the areas drawn, named by their first placemark. */
+    /** @type {Map<string, LegendEntry>} */
+    const named = new Map();
+    for (const placemark of Array.from(doc.getElementsByTagName("Placemark"))) {
+      const name = child(placemark, "name")?.textContent ?? "";
+      const styleUrl = child(placemark, "styleUrl")?.textContent?.trim() ?? "";
+      const style = styles.get(styleUrl) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" };
+      const polygons = Array.from(placemark.getElementsByTagName("Polygon"));
+      if (polygons.length) {
+        const latlngs = polygons.map((polygon) => [
+          ringOf(child(child(polygon, "outerBoundaryIs") ?? polygon, "LinearRing")),
+          ...Array.from(polygon.getElementsByTagName("innerBoundaryIs")).map((inner) => ringOf(child(inner, "LinearRing"))),
+        ]);
+        step.areas.push({ latlngs, ...style, name });
+        const data = (/** @type {string} */ key) => Array.from(placemark.getElementsByTagName("Data")).find((d) => d.getAttribute("name") === key)?.textContent?.trim();
+        const lower = data("lower");
+        if (lower !== undefined) classes.set(Number(lower), { label: classLabel(Number(lower), data("upper") || null, data("units") ?? ""), ...style });
+        else if (!named.has(styleUrl)) named.set(styleUrl, { label: name || "Area", ...style });
+        continue;
+      }
+      const point = ringOf(placemark.getElementsByTagName("Point")[0])[0];
+      if (point && !step.volcano) step.volcano = { name, lat: point[0], lon: point[1] };
+    }
+    // The legend of a step without ash still lists every class: from the document's thresholds and styles
+    // (ashcast's own KML says "thresholds 0.2, 2, 4 mg/m³" and styles them ash-0, ash-1 ...).
+    const description = child(doc.documentElement, "description")?.textContent ?? "";
+    const thresholds = /thresholds ([\d., ]+) (\S+?)\.?$/.exec(description.trim());
+    if (thresholds) {
+      const values = thresholds[1]?.split(",").map(Number) ?? [];
+      values.forEach((lower, i) => classes.set(lower, { label: classLabel(lower, values[i + 1] ?? null, thresholds[2] ?? ""), ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
+    }
+    step.concentrations = classes.size > 0;
+    step.legend = step.concentrations ? [...classes].sort(([a], [b]) => a - b).map(([, entry]) => entry) : [...named.values()];
+    return step;
+  }
+
+  return { parse: parseKml };
+})();

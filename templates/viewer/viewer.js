@@ -1,0 +1,371 @@
+// @ts-check
+/**
+ * The ashcast map viewer: a client of the published API only (`../.json`, `../reftimes`, the KML
+ * resources), drawn with Leaflet over offline coastlines. Every request goes to the service itself:
+ * no tiles, no fonts, no icons from elsewhere (the KML's icon hrefs are never followed).
+ * Checked by `tsc -p templates/viewer` (DOM + Leaflet types); shipped as written, after Leaflet's script
+ * and kml.js (which reads the KML).
+ */
+(() => {
+  "use strict";
+
+  /** @typedef {{ time: string, url?: string }} Timestep */
+  /** @typedef {{ name: string, type: string, timesteps: Timestep[] }} Layer */
+  /** @typedef {{ meta: { type: string, description: string, reftime: string, latlonbox?: { north: number, south: number, east: number, west: number }, report_url?: string }, layergroups: { name: string, layers: Layer[] }[] }} AshModel */
+  /** @typedef {{ label: string, steps: { time: string, url: string }[] }} Choice  one entry of the band switch */
+
+  const api = new URL("../", location.href);
+  const PLAY_MS = 900;
+  /** A flight-level band at the start of a layer name: `SFC/FL200 ash areas`, `FL200/350 ash areas`. */
+  const BAND = /^((?:SFC|FL\d+)\/(?:FL)?\d+)\b/;
+
+  const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  const banner = $("banner");
+  const runSelect = /** @type {HTMLSelectElement} */ ($("run"));
+  const bandList = $("band-list");
+  const slider = /** @type {HTMLInputElement} */ ($("time"));
+  const timeLabel = $("time-label");
+  const play = /** @type {HTMLButtonElement} */ ($("play"));
+  const status = $("status");
+
+  const map = L.map("map", { zoomSnap: 0.25, worldCopyJump: true, attributionControl: true });
+  map.attributionControl.setPrefix("").addAttribution("Coastlines: Natural Earth");
+  map.createPane("land").style.zIndex = "250";
+  const landRenderer = L.canvas({ pane: "land" });
+  const ashRenderer = L.canvas({ padding: 0.2 });
+  map.setView([64, -18], 4);
+  const ashLayer = L.layerGroup().addTo(map);
+  const volcanoLayer = L.layerGroup().addTo(map);
+
+  /** Current state; `time` survives band switches so the slider stays where the user put it. */
+  const state = {
+    /** @type {AshModel | undefined} */ model: undefined,
+    /** @type {Choice[]} */ choices: [],
+    choice: 0,
+    step: 0,
+    /** @type {string | undefined} */ time: undefined,
+    /** @type {number | undefined} */ timer: undefined,
+    /** Steps by url, for the run shown: fetched once, played from memory. @type {Map<string, Promise<Step>>} */
+    steps: new Map(),
+    drawn: 0,
+    /** Counts run loads: only the newest one's answer is shown when the user switches quickly. */
+    loads: 0,
+    /** Whether a reftime was asked for (else the latest run is shown, and a reload shows the latest again). */
+    pinned: false,
+  };
+  /** @type {() => void} */
+  let firstDrawn = () => {};
+  /** Settles once the first ash is drawn, or the first run load ends without any. */
+  const firstDrawing = new Promise((resolve) => (firstDrawn = () => resolve(undefined)));
+
+  // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
+  Object.assign(window, {
+    ashcastViewer: {
+      map,
+      state,
+      /** Where a longitude/latitude is drawn, in CSS pixels of the page. */
+      pagePoint(/** @type {number} */ lon, /** @type {number} */ lat) {
+        const point = map.latLngToContainerPoint([lat, lon]);
+        const box = $("map").getBoundingClientRect();
+        return { x: Math.round(box.left + point.x), y: Math.round(box.top + point.y) };
+      },
+    },
+  });
+
+  /**
+   * Requests the page's inline script started before this script loaded, each used once.
+   * @type {{ reftime: string | null, model?: Promise<Response>, reftimes?: Promise<Response> } | undefined}
+   */
+  const early = /** @type {any} */ (window).ashcastEarly;
+
+  const fetchOk = async (/** @type {string | URL} */ url, /** @type {Promise<Response> | undefined} */ started = undefined) => {
+    const response = await (started ?? fetch(url, { headers: { accept: "application/json" } }));
+    if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${new URL(url, location.href).pathname}`);
+    return response;
+  };
+
+  const formatTime = (/** @type {string} */ iso) => iso.replace("T", " ").replace(/:00Z$/, " UTC");
+  const hoursAfter = (/** @type {string} */ iso, /** @type {string} */ reftime) => Math.round((Date.parse(iso) - Date.parse(reftime)) / 3_600_000);
+
+  function loadStep(/** @type {string} */ url) {
+    let step = state.steps.get(url);
+    if (!step) {
+      step = fetchOk(url).then(async (response) => ashKml.parse(await response.text()));
+      step.catch(() => state.steps.delete(url));
+      state.steps.set(url, step);
+    }
+    return step;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Drawing
+
+  function drawStep(/** @type {Step} */ step) {
+    ashLayer.clearLayers();
+    for (const area of step.areas) {
+      L.polygon(area.latlngs, { renderer: ashRenderer, color: area.line, weight: 1.5, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
+    }
+    volcanoLayer.clearLayers();
+    if (step.volcano) {
+      const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: [20, 20], iconAnchor: [10, 12] });
+      L.marker([step.volcano.lat, step.volcano.lon], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
+    }
+    const list = $("legend-list");
+    list.replaceChildren(
+      ...step.legend.map((entry) => {
+        const item = document.createElement("li");
+        const swatch = document.createElement("span");
+        swatch.className = "swatch";
+        swatch.style.background = entry.fill;
+        swatch.style.borderColor = entry.line;
+        item.append(swatch, entry.label);
+        return item;
+      }),
+    );
+    $("legend-title").textContent = step.concentrations ? "Ash concentration" : "Areas";
+    $("ash-note").textContent = step.areas.length ? "" : step.concentrations ? "No ash above the lowest threshold at this time." : "No area drawn for this time.";
+  }
+
+  /** Shows the current band at the current step; the newest request wins when several are in flight. */
+  async function show() {
+    const choice = state.choices[state.choice];
+    const step = choice?.steps[state.step];
+    if (!choice || !step || !state.model) return;
+    state.time = step.time;
+    slider.value = String(state.step);
+    slider.setAttribute("aria-valuetext", `${formatTime(step.time)}, ${state.step + 1} of ${choice.steps.length}`);
+    timeLabel.textContent = `${formatTime(step.time)} (T+${hoursAfter(step.time, state.model.meta.reftime)} h) · ${state.step + 1}/${choice.steps.length}`;
+    remember();
+    const ticket = ++state.drawn;
+    try {
+      const loaded = await loadStep(step.url);
+      if (ticket !== state.drawn) return;
+      drawStep(loaded);
+      status.textContent = "";
+      const drawn = `${state.model.meta.reftime}|${choice.label}|${step.time}`;
+      // Leaflet draws its canvas in the next animation frame; this callback runs after it, before the paint.
+      requestAnimationFrame(() => {
+        if (ticket !== state.drawn) return;
+        document.body.dataset.drawn = drawn;
+        if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
+        firstDrawn();
+      });
+      // While playing, the next step is fetched ahead.
+      const next = choice.steps[state.step + 1];
+      if (next && state.timer !== undefined) void loadStep(next.url).catch(() => {});
+    } catch (error) {
+      if (ticket === state.drawn) status.textContent = `Could not draw this step: ${/** @type {Error} */ (error).message}`;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Runs, bands, time
+
+  /** The band switch: the run's KML layers served here, flight-level bands first. */
+  function choicesOf(/** @type {AshModel} */ model) {
+    /** @type {(Choice & { band: boolean })[]} */
+    const choices = [];
+    for (const group of model.layergroups) {
+      for (const layer of group.layers) {
+        if (layer.type !== "KML") continue;
+        // Only urls of this service: a layer pointing elsewhere is left out (no request leaves the service).
+        const steps = layer.timesteps.flatMap((t) => {
+          if (!t.url) return [];
+          const url = new URL(t.url, api);
+          return url.origin === location.origin ? [{ time: t.time, url: url.href }] : [];
+        });
+        if (!steps.length) continue;
+        const band = BAND.exec(layer.name)?.[1];
+        const kml = group.layers.filter((l) => l.type === "KML").length;
+        choices.push({ label: band ?? (kml === 1 ? group.name : `${group.name}: ${layer.name}`), steps, band: band !== undefined });
+      }
+    }
+    return [...choices.filter((c) => c.band), ...choices.filter((c) => !c.band)];
+  }
+
+  function setBanner(/** @type {AshModel["meta"]} */ meta) {
+    const kind = meta.type === "Real Eruption" ? "real" : meta.type === "Rehearsal" ? "rehearsal" : "exercise";
+    banner.className = `banner banner-${kind}`;
+    const note = kind === "real" ? "not an exercise" : "not a real eruption: for training only";
+    banner.innerHTML = "";
+    const strong = document.createElement("span");
+    strong.className = "kind";
+    strong.textContent = meta.type;
+    const when = document.createElement("span");
+    when.className = "when";
+    when.textContent = ` · run ${formatTime(meta.reftime)}`;
+    banner.append(strong, note, when);
+    banner.dataset.type = meta.type;
+    $("watermark").textContent = kind === "real" ? "" : meta.type;
+  }
+
+  function stepNear(/** @type {Choice} */ choice, /** @type {string | undefined} */ time) {
+    if (!time) return 0;
+    let index = 0;
+    choice.steps.forEach((s, i) => {
+      if (s.time <= time) index = i;
+    });
+    return index;
+  }
+
+  function selectChoice(/** @type {number} */ index) {
+    const choice = state.choices[index];
+    if (!choice) return;
+    state.choice = index;
+    state.step = stepNear(choice, state.time);
+    slider.max = String(choice.steps.length - 1);
+    const radio = /** @type {HTMLInputElement | null} */ (bandList.querySelector(`input[value="${index}"]`));
+    if (radio) radio.checked = true;
+    void show();
+  }
+
+  async function loadRun(/** @type {string | undefined} */ reftime, /** @type {{ band?: string | null, time?: string | null }} */ wanted = {}) {
+    stop();
+    const ticket = ++state.loads;
+    banner.className = "banner";
+    banner.textContent = "Loading the run…";
+    const started = early?.model && early.reftime === (reftime ?? null) ? early.model : undefined;
+    if (early) early.model = undefined;
+    const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api), started);
+    if (response.status === 204) {
+      banner.textContent = "No forecast run is published yet: this page shows the latest one once there is one.";
+      document.body.dataset.drawn = "nothing published";
+      return;
+    }
+    const model = /** @type {AshModel} */ (await response.json());
+    if (ticket !== state.loads) return;
+    state.model = model;
+    state.pinned = reftime !== undefined;
+    state.steps = new Map();
+    state.choices = choicesOf(model);
+    setBanner(model.meta);
+    $("description").textContent = model.meta.description;
+    const report = /** @type {HTMLAnchorElement} */ ($("report"));
+    // Only a web address becomes a link (the build accepts only http(s) report urls; this page does not rely on it).
+    const reportUrl = /^https?:\/\//i.test(model.meta.report_url ?? "") ? model.meta.report_url : undefined;
+    report.hidden = !reportUrl;
+    if (reportUrl) report.href = reportUrl;
+    /** @type {HTMLAnchorElement} */ ($("json-link")).href = new URL(`.json?reftime=${model.meta.reftime}`, api).href;
+    if (runSelect.value !== model.meta.reftime) runSelect.value = model.meta.reftime;
+
+    bandList.replaceChildren(
+      ...state.choices.map((choice, i) => {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        Object.assign(input, { type: "radio", name: "band", value: String(i) });
+        input.addEventListener("change", () => selectChoice(i));
+        label.append(input, choice.label);
+        return label;
+      }),
+    );
+    if (!state.choices.length) {
+      // Nothing of the previous run may stay on the map under this run's banner.
+      state.drawn++;
+      drawStep({ areas: [], legend: [], concentrations: false });
+      $("ash-note").textContent = "";
+      timeLabel.textContent = "–";
+      slider.max = "0";
+      status.textContent = "This run has no ash areas to draw here (its layers are on other servers).";
+      document.body.dataset.drawn = `${model.meta.reftime}|none`;
+    }
+    const box = model.meta.latlonbox;
+    // Not animated: what is drawn (and the pixel a test or a screenshot looks at) is the final view at once.
+    if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12], animate: false });
+    state.time = wanted.time ?? undefined;
+    const band = state.choices.findIndex((c) => c.label === wanted.band);
+    selectChoice(band >= 0 ? band : 0);
+  }
+
+  /** The run, band and time in the address, so a view can be shared and reloaded. */
+  function remember() {
+    const params = new URLSearchParams();
+    if (state.model && state.pinned) params.set("reftime", state.model.meta.reftime);
+    const choice = state.choices[state.choice];
+    if (choice && state.choice > 0) params.set("band", choice.label);
+    if (state.time && state.step > 0) params.set("time", state.time);
+    const query = params.toString();
+    history.replaceState(null, "", query ? `?${query}` : location.pathname);
+  }
+
+  function go(/** @type {number} */ delta) {
+    const choice = state.choices[state.choice];
+    if (!choice) return;
+    state.step = (state.step + delta + choice.steps.length) % choice.steps.length;
+    void show();
+  }
+
+  function stop() {
+    if (state.timer !== undefined) clearInterval(state.timer);
+    state.timer = undefined;
+    play.setAttribute("aria-pressed", "false");
+    play.textContent = "▶ Play";
+  }
+
+  play.addEventListener("click", () => {
+    if (state.timer !== undefined) return stop();
+    state.timer = setInterval(() => go(1), PLAY_MS);
+    play.setAttribute("aria-pressed", "true");
+    play.textContent = "❚❚ Pause";
+    go(1);
+  });
+  $("prev").addEventListener("click", () => go(-1));
+  $("next").addEventListener("click", () => go(1));
+  slider.addEventListener("input", () => {
+    state.step = Number(slider.value);
+    void show();
+  });
+  runSelect.addEventListener("change", () => {
+    // The first entry is "the latest": chosen, it follows new runs on reload.
+    loadRun(runSelect.selectedIndex === 0 ? undefined : runSelect.value, { band: state.choices[state.choice]?.label }).catch(fail);
+  });
+
+  function fail(/** @type {Error} */ error) {
+    banner.className = "banner banner-error";
+    banner.textContent = "The forecast could not be loaded";
+    status.textContent = error.message;
+  }
+
+  async function loadCoastlines() {
+    const file = document.body.dataset.coastlines ?? "";
+    const land = await (await fetchOk(file)).json();
+    // The ash is what the page is for: the coastlines (100,000 points to project) wait for its first
+    // drawing, or for a second and a half if it is slow to come, rather than holding the main thread before it.
+    await Promise.race([firstDrawing, new Promise((resolve) => setTimeout(resolve, 1500))]);
+    // The options reach each polygon, renderer included (the GeoJSON options type does not say so).
+    const options = /** @type {L.GeoJSONOptions} */ ({ pane: "land", renderer: landRenderer, interactive: false, style: { color: "#6f7f72", weight: 0.8, fillColor: "#f1efe4", fillOpacity: 1 } });
+    L.geoJSON(land, options).addTo(map);
+    requestAnimationFrame(() => performance.mark("coastlines-drawn"));
+  }
+
+  async function start() {
+    const params = new URLSearchParams(location.search);
+    const runs = fetchOk(new URL("reftimes", api), early?.reftimes)
+      .then(async (response) => {
+        const body = /** @type {{ reftimes: string[] }[]} */ (response.status === 204 ? [{ reftimes: [] }] : await response.json());
+        return body[0]?.reftimes ?? [];
+      })
+      .catch((/** @type {Error} */ error) => {
+        // The run shown stays usable; only choosing another is not.
+        status.textContent = `The list of runs could not be loaded: ${error.message}`;
+        return /** @type {string[]} */ ([]);
+      });
+    const first = loadRun(params.get("reftime") ?? undefined, { band: params.get("band"), time: params.get("time") });
+    loadCoastlines().catch((error) => (status.textContent = `Coastlines could not be loaded: ${error.message}`));
+    const reftimes = await runs;
+    runSelect.replaceChildren(
+      ...reftimes.map((reftime, i) => {
+        const option = document.createElement("option");
+        option.value = reftime;
+        option.textContent = `${formatTime(reftime)}${i === 0 ? " (latest)" : ""}`;
+        return option;
+      }),
+    );
+    await first.finally(() => {
+      // A run with nothing to draw, or none at all: the coastlines need not wait any longer.
+      if (!state.choices.length) firstDrawn();
+    });
+    if (state.model) runSelect.value = state.model.meta.reftime;
+  }
+
+  start().catch(fail);
+})();
