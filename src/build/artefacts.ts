@@ -31,6 +31,8 @@ export interface ArtefactDraft {
   body: Buffer;
   /** The `/resources?name=` under which the artefact is offered, if any. */
   resourceName?: string;
+  /** False for text that is never served compressed (the build report): no gzip and brotli variants. */
+  precompress?: false;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function writeArtefacts(dir: string, dirFromDist: string, drafts: r
   const entries = await Promise.all(
     drafts.map(async (draft): Promise<[string, Artefact]> => {
       // Compression starts first, on the thread pool, while this thread writes and hashes.
-      const compressed = draft.contentType.startsWith("image/")
+      const compressed = draft.contentType.startsWith("image/") || draft.precompress === false
         ? undefined
         : Promise.all([
             gzipAsync(draft.body, { level: 9 }),

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
-import { objectJson, recordJson } from "../formats/memoJson.ts";
+import { arrayJson, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
 
 export const BUILD_STATE_FORMAT = 4;
 
@@ -102,7 +102,8 @@ export function encodeState(state: BuildState): EncodedState {
   }
   const chunks = [...buckets.entries()].sort(([a], [b]) => a - b).map(([bucket, folders]) => chunkOf(bucket, folders, state));
   const { files: _files, runs: _runs, ...rest } = state;
-  const head = `${objectJson({ ...rest, chunks: chunks.map((c) => c.name) }, {})}\n`;
+  // The served folders and the events are mostly the objects of the last build: their text is kept (memoJson).
+  const head = `${objectJson({ ...rest, chunks: chunks.map((c) => c.name) }, { published: entryJson(state.published), events: arrayJson(state.events) })}\n`;
   return { head, chunks };
 }
 
@@ -128,10 +129,15 @@ function chunkOf(bucket: number, folders: readonly string[], state: BuildState):
 
 /** FNV-1a of the folder name: stable across versions and machines, so buckets (and chunks) stay put. */
 function bucketOf(folder: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < folder.length; i++) hash = Math.imul(hash ^ folder.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % STATE_BUCKETS;
+  let bucket = buckets.get(folder);
+  if (bucket === undefined) {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < folder.length; i++) hash = Math.imul(hash ^ folder.charCodeAt(i), 0x01000193);
+    buckets.set(folder, (bucket = (hash >>> 0) % STATE_BUCKETS));
+  }
+  return bucket;
 }
+const buckets = new Map<string, number>();
 
 /** A run's form in a chunk, one object per run state, so that its text is serialised once (memoJson). */
 const storedRuns = new WeakMap<RunState, StoredRunState>();

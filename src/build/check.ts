@@ -26,7 +26,7 @@ export async function check(dir: string, settings: PipelineSettings = {}): Promi
   if (!dirStat?.isDirectory()) throw new UserError("no such directory", { where: dir, fix: "give a runs directory or one run folder" });
   const scanned = (await isSingleRunFolder(dir))
     ? [(await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), {})).run]
-    : (await scanRuns(dir, await listRunFolders(dir), {})).map((entry) => entry.run);
+    : (await scanRuns(dir, listRunFolders(dir), {})).map((entry) => entry.run);
 
   const states: Record<string, RunState> = {};
   for (const run of scanned) states[run.folder] = await checkRun(run, settings);

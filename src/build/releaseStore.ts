@@ -10,7 +10,8 @@
  * leaves the previous release whole; the next build sweeps the temporaries.
  */
 import { randomBytes } from "node:crypto";
-import { open, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { open, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
@@ -40,12 +41,15 @@ const MAX_KEPT_RELEASES = 100;
 
 const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
 
-/** Takes the build lock (one build at a time across processes). Returns the function that releases it. */
-export async function acquireBuildLock(distDir: string): Promise<() => Promise<void>> {
+/**
+ * Takes the build lock (one build at a time across processes). Returns the function that releases it,
+ * and whether the lock was taken over from a build that died (whose temporaries then need sweeping).
+ */
+export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean }> {
   await mkdir(distDir, { recursive: true });
   const lockPath = path.join(distDir, LOCK_FILE);
   const attempt = await tryLock(lockPath, TMP_PREFIX);
-  if (attempt.kind === "taken") return attempt.release;
+  if (attempt.kind === "taken") return attempt;
   if (Number.isNaN(attempt.pid)) throw new UserError("could not take the build lock", { where: lockPath, fix: "remove the lock file if no build is running" });
   throw new UserError(`another build is running (pid ${attempt.pid})`, {
     where: distDir,
@@ -53,11 +57,23 @@ export async function acquireBuildLock(distDir: string): Promise<() => Promise<v
   });
 }
 
+/**
+ * The names in a directory, none when it does not exist. Synchronously: dist/runs/ holds an entry per run,
+ * and listing 1,000 names costs less than the thread pool's round trip (which compression keeps busy).
+ */
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;
   for (const dir of [distDir, ...[RELEASES_DIR, RUNS_DIR, STATE_DIR, VIEWER_DIR].map((shared) => path.join(distDir, shared))]) {
-    const names = await readdir(dir).catch(() => [] as string[]);
+    const names = namesIn(dir);
     for (const name of names) {
       if (name.startsWith(TMP_PREFIX)) {
         await rm(path.join(dir, name), { recursive: true, force: true });
@@ -186,7 +202,7 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
  */
 export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
   const releasesDir = path.join(distDir, RELEASES_DIR);
-  const releaseIds = (await readdir(releasesDir).catch(() => [] as string[])).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
+  const releaseIds = namesIn(releasesDir).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
   // A release id starts with its build time (YYYYMMDDTHHMMSSZ), on the same clock as `nowMs`.
   const young = releaseIds.filter((id) => nowMs - (parseInstant(id.slice(0, 16)) ?? 0) < KEEP_RELEASES_YOUNGER_THAN_MS);
   const kept = [...new Set([...young, ...releaseIds.slice(-KEEP_RELEASES)])].sort().slice(-MAX_KEPT_RELEASES);
@@ -208,7 +224,7 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
   for (const shared of [RUNS_DIR, STATE_DIR, VIEWER_DIR]) {
-    for (const name of await readdir(path.join(distDir, shared)).catch(() => [] as string[])) {
+    for (const name of namesIn(path.join(distDir, shared))) {
       if (!name.startsWith(TMP_PREFIX) && !used.has(`${shared}/${name}`)) {
         await rm(path.join(distDir, shared, name), { recursive: true, force: true });
         if (shared === RUNS_DIR) runs++;
@@ -251,7 +267,7 @@ export interface DistCleanup {
  * releases go even while nothing is published), and the temporaries of killed builds. Takes the build lock.
  */
 export async function cleanDist(distDir: string, nowMs: number): Promise<DistCleanup> {
-  const release = await acquireBuildLock(distDir);
+  const { release } = await acquireBuildLock(distDir);
   try {
     const temporaries = await sweepTemporaries(distDir);
     return { ...(await collectGarbage(distDir, nowMs)), temporaries };

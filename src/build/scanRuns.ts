@@ -43,13 +43,42 @@ export type FolderFingerprints = Record<string, FileFingerprint>;
  * Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported.
  * `exclude` is an absolute path that is never a run (the dist directory, when it lives inside runs/).
  */
-export async function listRunFolders(runsDir: string, exclude?: string): Promise<Array<{ name: string; isLink: boolean }>> {
-  const entries = await readdir(runsDir, { withFileTypes: true });
-  const excluded = exclude === undefined ? undefined : path.relative(path.resolve(runsDir), path.resolve(exclude)).split(path.sep)[0];
+export function listRunFolders(runsDir: string, exclude?: string): Array<{ name: string; isLink: boolean }> {
+  // Synchronously: one call, where the thread pool's round trip costs more than listing 1,000 names.
+  const entries = readdirSync(runsDir, { withFileTypes: true });
+  const excluded = excludedName(runsDir, exclude);
   return entries
     .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name) && entry.name !== excluded)
     .map((entry) => ({ name: entry.name, isLink: entry.isSymbolicLink() }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort(byName);
+}
+
+/**
+ * The run folders after the changes a watcher saw: the folders known before, with each changed name
+ * looked at again (added when it is now a run folder, dropped when it is gone). Same order and form as
+ * listRunFolders; the known folders' `isLink` is not looked at (their files are not scanned).
+ */
+export function foldersAfterChanges(runsDir: string, exclude: string | undefined, known: readonly string[], changed: ReadonlySet<string>): Array<{ name: string; isLink: boolean }> {
+  const excluded = excludedName(runsDir, exclude);
+  const folders = known.filter((name) => !changed.has(name)).map((name) => ({ name, isLink: false }));
+  for (const name of changed) {
+    if (!isRunFolderName(name) || name === excluded) continue;
+    let entry: ReturnType<typeof lstatSync> | undefined;
+    try {
+      entry = lstatSync(path.join(runsDir, name));
+    } catch {
+      continue; // removed
+    }
+    if (entry.isDirectory() || entry.isSymbolicLink()) folders.push({ name, isLink: entry.isSymbolicLink() });
+  }
+  return folders.sort(byName);
+}
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** The first segment of `exclude` (dist/) when it lies inside runs/, so it is never taken for a run. */
+function excludedName(runsDir: string, exclude: string | undefined): string | undefined {
+  return exclude === undefined ? undefined : path.relative(path.resolve(runsDir), path.resolve(exclude)).split(path.sep)[0];
 }
 
 /** Folders scanned at once: only hashing a new or changed file waits on I/O. */

@@ -20,10 +20,17 @@ export function entryJson(entry: object): string {
   return text;
 }
 
+/** `"key":entry` as last written for an entry: a record of 1,000 unchanged entries then costs lookups only. */
+const members = new WeakMap<object, { key: string; text: string }>();
+
 /** JSON.stringify of a record of entries. */
 export function recordJson(record: Readonly<Record<string, object>>): string {
   const parts: string[] = [];
-  for (const [key, entry] of Object.entries(record)) parts.push(`${JSON.stringify(key)}:${entryJson(entry)}`);
+  for (const [key, entry] of Object.entries(record)) {
+    let member = members.get(entry);
+    if (member?.key !== key) members.set(entry, (member = { key, text: `${JSON.stringify(key)}:${entryJson(entry)}` }));
+    parts.push(member.text);
+  }
   return `{${parts.join(",")}}`;
 }
 

@@ -8,7 +8,8 @@ import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isProcessAlive } from "./processes.ts";
 
-export type LockAttempt = { kind: "taken"; release: () => Promise<void> } | { kind: "held"; pid: number };
+/** `takenOver`: the lock was left by a process that died, which may have left other things behind too. */
+export type LockAttempt = { kind: "taken"; release: () => Promise<void>; takenOver: boolean } | { kind: "held"; pid: number };
 
 /** Takes the lock at `lockPath` (its directory must exist), or says which live process holds it. */
 export async function tryLock(lockPath: string, temporaryPrefix: string): Promise<LockAttempt> {
@@ -17,12 +18,14 @@ export async function tryLock(lockPath: string, temporaryPrefix: string): Promis
   const mine = `${process.pid} ${randomBytes(6).toString("hex")}\n`;
   const aside = tmpName();
   await writeFile(aside, mine);
+  let takenOver = false;
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         await link(aside, lockPath);
         return {
           kind: "taken",
+          takenOver,
           release: async () => {
             // Only our own lock is removed, never one another taker took after ours was judged stale.
             if ((await readFile(lockPath, "utf8").catch(() => "")) === mine) await rm(lockPath, { force: true });
@@ -44,7 +47,10 @@ export async function tryLock(lockPath: string, temporaryPrefix: string): Promis
         continue; // another taker moved it first
       }
       if ((await readFile(stale, "utf8").catch(() => "")) !== text) await rename(stale, lockPath).catch(() => {});
-      else await rm(stale, { force: true });
+      else {
+        await rm(stale, { force: true });
+        takenOver = true;
+      }
     }
     return { kind: "held", pid: Number.NaN };
   } finally {

@@ -182,6 +182,37 @@ describe("incremental builds", () => {
     for (const dir of leftovers) expect(await stat(dir).then(() => "present", () => "gone"), dir).toBe("gone");
   });
 
+  it("the watch path sees folders added, removed and renamed from the watcher's names alone, as a full listing would", async () => {
+    let last = await buildAt(T1);
+    const watchBuild = (now: string, changed: string[]) =>
+      build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock(now), changedFolders: new Set(changed), previous: last.current });
+    const folders = (result: BuildResult) => result.report.runs.map((r) => r.folder);
+    await writeKmlRun(ws.runsDir, "2024-07-01-katla", { reftime: "2024-07-01T00:00:00Z" });
+    await rm(askja.dir, { recursive: true });
+    last = await watchBuild(T2, ["2024-07-01-katla", "2016-11-03-askja", ".hidden", "not-there"]);
+    expect(folders(last)).toEqual(["2006-06-23-radar", "2024-05-01-hekla", "2024-07-01-katla"]);
+    expect(last.report.withdrawn).toHaveLength(1); // askja's run, its folder gone
+    const { rename } = await import("node:fs/promises");
+    await rename(path.join(ws.runsDir, "2024-07-01-katla"), path.join(ws.runsDir, "2024-07-02-katla"));
+    last = await watchBuild(T3, ["2024-07-01-katla", "2024-07-02-katla"]);
+    expect(folders(last)).toEqual(["2006-06-23-radar", "2024-05-01-hekla", "2024-07-02-katla"]);
+    // The same folders as a cold build listing runs/ finds.
+    const cold = await buildAt("2024-06-01T11:00:00Z");
+    expect(folders(cold)).toEqual(folders(last));
+    expect(cold.published).toBe(false);
+  });
+
+  it("the watch path sweeps temporaries when the lock it takes was left by a build that died", async () => {
+    const first = await buildAt(T1);
+    const leftover = path.join(ws.distDir, "runs", ".tmp-999999-dddddd");
+    await mkdir(leftover);
+    // A build that died holding the lock (a pid that cannot be alive) after writing a temporary.
+    await writeFile(path.join(ws.distDir, ".build.lock"), "99999999 deadbeefcafe\n");
+    await editManifest(hekla.dir, (m) => ({ ...m, description: "After a crash." }));
+    await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock(T2), changedFolders: new Set(["2024-05-01-hekla"]), previous: first.current });
+    expect(await stat(leftover).then(() => "present", () => "gone")).toBe("gone");
+  });
+
   it("keeps the last releases whole for readers still on them, and removes what no kept release uses", async () => {
     const releases: Release[] = [];
     for (let i = 0; i < 6; i++) {
