@@ -148,14 +148,19 @@ function storedRun(run: RunState): StoredRunState {
   return stored;
 }
 
-/** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
-export function stateChunkNames(head: string): string[] | undefined {
+/** JSON text as `schema` says, or undefined when it is not JSON or not of that shape. */
+function parsedAs<T>(schema: z.ZodType<T>, text: string): T | undefined {
   try {
-    const parsed = StateHead.safeParse(JSON.parse(head));
-    return parsed.success ? parsed.data.chunks : undefined;
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
+export function stateChunkNames(head: string): string[] | undefined {
+  return parsedAs(StateHead, head)?.chunks;
 }
 
 /**
@@ -163,27 +168,14 @@ export function stateChunkNames(head: string): string[] | undefined {
  * undefined when they are not what this version wrote: a full rebuild follows.
  */
 export function decodeState(head: string, chunkText: (name: string) => string | undefined): BuildState | undefined {
-  let parsedHead: z.infer<typeof StateHead>;
-  try {
-    const parsed = StateHead.safeParse(JSON.parse(head));
-    if (!parsed.success) return undefined;
-    parsedHead = parsed.data;
-  } catch {
-    return undefined;
-  }
+  const parsedHead = parsedAs(StateHead, head);
+  if (!parsedHead) return undefined;
   const files: BuildState["files"] = {};
   const runs: Record<string, RunState> = {};
   for (const name of parsedHead.chunks) {
     const text = chunkText(name);
-    if (text === undefined) return undefined;
-    let chunk: z.infer<typeof StateChunk>;
-    try {
-      const parsed = StateChunk.safeParse(JSON.parse(text));
-      if (!parsed.success) return undefined;
-      chunk = parsed.data;
-    } catch {
-      return undefined;
-    }
+    const chunk = text === undefined ? undefined : parsedAs(StateChunk, text);
+    if (!chunk) return undefined;
     Object.assign(files, chunk.files);
     for (const [folder, run] of Object.entries(chunk.runs)) {
       if (run.lastGood !== "current") runs[folder] = run as RunState;
