@@ -5,7 +5,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import { getRequestListener } from "@hono/node-server";
 import { createApp, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
@@ -26,6 +27,14 @@ import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_
 import { loadUsersForServer, resolveUsersFile, type UsersFile } from "../auth/users.ts";
 import type { Pepper } from "../auth/passwords.ts";
 import { UserError } from "../errors.ts";
+import { AddressList } from "./limits/addressList.ts";
+import { openBlockList, type BlockList } from "./limits/blockList.ts";
+import { createClientResolver, type ClientResolver } from "./limits/clientAddress.ts";
+import { MemoryStore, type ThrottleStore } from "./limits/gcra.ts";
+import { createTrafficGuard, type TrafficGuard } from "./limits/guard.ts";
+import { createRedisStore } from "./limits/redisStore.ts";
+import type { TrafficSettings } from "./limits/trafficConfig.ts";
+import { checkClearBinding, createInsecureAnswer, HSTS, type TransportMode } from "./transport.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -41,7 +50,16 @@ export interface ServeOptions {
   operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
-  /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
+  /**
+   * Throttling, identification, the block list and the trusted proxies (loadTraffic reads them); without it
+   * none of them apply (the CLI always gives it; tests of other things leave it out).
+   */
+  traffic?: TrafficSettings;
+  /** The service terminates TLS: PEM certificate and key files; `httpPort` opens a plain listener that redirects to HTTPS. */
+  tls?: { certFile: string; keyFile: string; httpPort?: number };
+  /** Redis for throttle state shared by every instance; env REDIS_URL by default; in memory per instance without it. */
+  redisUrl?: string;
+  /** Where AUTH_HASH_SALT, ASHCAST_TOKEN_KEY and REDIS_URL are read; process.env by default. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
@@ -51,6 +69,10 @@ export interface RunningServer {
   source: ReleaseSource;
   /** Requests answered by the fast path in front of the app. */
   fastPath: FastPath;
+  /** The plain-HTTP listener that redirects to HTTPS, when one was asked for. */
+  httpUrl?: string;
+  /** The throttle's store and the block list, when traffic settings were given. */
+  traffic?: { store: ThrottleStore; blockList: BlockList };
   close(): Promise<void>;
 }
 
@@ -67,6 +89,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     rules: accessRules,
     verifier: key ? createTokenVerifier({ key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE }) : undefined,
   });
+  const mode: TransportMode = options.tls ? "tls" : (options.traffic?.trustedProxies.length ?? 0) > 0 ? "proxy" : "loopback";
+  checkClearBinding(options.host, mode);
+  const tlsFiles = options.tls ? await readTlsFiles(options.tls) : undefined;
+  const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, options.redisUrl ?? env.REDIS_URL, log) : undefined;
   const representations = new Representations();
   const pipeline = options.operator?.pipeline ?? {};
   if (options.operator) {
@@ -86,6 +112,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       signIn: { configured: tokenEndpoint !== undefined, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS },
       accessRules: { source: options.accessRulesFile ? "file" : "defaults", rules: accessRules },
       operatorActions: { withdraw: options.operator !== undefined, upload: options.operator !== undefined },
+      transport: { mode, hsts: mode === "loopback" ? null : HSTS, plainHttpListener: options.tls?.httpPort !== undefined },
+      traffic: options.traffic
+        ? {
+            limits: options.traffic.limits,
+            key: "User-Agent (or a browser's Origin / Referer) and client address, per route class",
+            sharedState: traffic?.shared ? "redis" : "memory",
+            maxTrackedClients: options.traffic.maxTrackedClients,
+            genericUserAgents: options.traffic.genericUserAgents,
+            trustedProxies: options.traffic.trustedProxies.length,
+            proxyHops: options.traffic.proxyHops,
+            forwardedHeader: options.traffic.forwardedHeader,
+            blockListReloadSeconds: options.traffic.blockListReloadSeconds,
+          }
+        : null,
     },
     ...(options.operator
       ? {
@@ -101,30 +141,107 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
   const answerWithApp = getRequestListener(app.fetch);
-  const server: Server = createServer((req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     if (!fastPath(req, res)) void answerWithApp(req, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
+  };
+  const insecure = mode === "loopback" ? undefined : createInsecureAnswer({ httpsPort: mode === "tls" ? options.port : undefined });
+  const resolver = traffic?.client;
+  const guard = traffic?.guard;
+  /** The listener of one socket kind: HTTPS or clear; everything goes through here, refusals first. */
+  const listenerFor = (tlsSocket: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
+    if (secure) res.setHeader("strict-transport-security", HSTS);
+    const next = () => (secure || insecure === undefined ? answer(req, res) : insecure(req, res));
+    if (guard === undefined) return next();
+    const verdict = guard(req, res);
+    if (verdict === false) return next();
+    if (verdict !== true) {
+      // Only with Redis; the store never rejects (it falls back to memory), so this catch is for bugs.
+      verdict.then(
+        (answered) => answered || next(),
+        (error: unknown) => {
+          console.error(`Internal error in the traffic guard: ${(error as Error).stack ?? String(error)}`);
+          next();
+        },
+      );
+    }
+  };
+  const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
+  const port = await listenOn(server, options.port, options.host);
+  const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+  let plain: Server | undefined;
+  let httpUrl: string | undefined;
+  if (options.tls?.httpPort !== undefined) {
+    plain = createServer(listenerFor(false));
+    const plainPort = await listenOn(plain, options.tls.httpPort, options.host).catch(async (error: unknown) => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
     });
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+    httpUrl = `http://${hostInUrl}:${plainPort}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+  }
+  if (mode === "loopback") log(`plain HTTP on ${options.host} only: no TLS (--tls-cert, --tls-key) and no trusted proxy configured, so no public address may be served`);
+  else if (mode === "proxy") log(`HTTPS through ${options.traffic!.trustedProxies.length} trusted prox${options.traffic!.trustedProxies.length === 1 ? "y" : "ies"}: what they did not receive over HTTPS is redirected or refused`);
+  const closeServer = (s: Server) =>
+    new Promise<void>((resolve) => {
+      s.close(() => resolve());
+      s.closeAllConnections();
+    });
   return {
     url,
     source,
     fastPath,
-    close: () =>
-      new Promise<void>((resolve) => {
-        source.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    ...(httpUrl ? { httpUrl } : {}),
+    ...(traffic ? { traffic: { store: traffic.store, blockList: traffic.blockList } } : {}),
+    close: async () => {
+      source.close();
+      traffic?.blockList.close();
+      await Promise.all([closeServer(server), ...(plain ? [closeServer(plain)] : [])]);
+      await traffic?.store.close();
+    },
   };
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
+async function readTlsFiles(tls: NonNullable<ServeOptions["tls"]>): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = (file: string, option: string) =>
+    readFile(file).catch((error: Error) => {
+      throw new UserError(`cannot read the TLS ${option === "--tls-cert" ? "certificate" : "key"}: ${error.message}`, { where: option, fix: "give the path of a PEM file the service's account may read", cause: error });
+    });
+  const files = { cert: await read(tls.certFile, "--tls-cert"), key: await read(tls.keyFile, "--tls-key") };
+  try {
+    // Checked now, so a wrong pair stops the start instead of failing every handshake.
+    (await import("node:tls")).createSecureContext(files);
+  } catch (error) {
+    throw new UserError(`the TLS certificate and key cannot be used: ${(error as Error).message}`, { where: `${tls.certFile}, ${tls.keyFile}`, fix: "give a PEM certificate and its own private key (unencrypted)", cause: error });
+  }
+  return files;
+}
+
+/** The throttle store (Redis or memory), the block list, the client resolver and the guard, made once. */
+async function openTraffic(
+  settings: TrafficSettings,
+  base: string,
+  policy: import("../auth/accessRules.ts").AccessPolicy,
+  redisUrl: string | undefined,
+  log: (line: string) => void,
+): Promise<{ guard: TrafficGuard; client: ClientResolver; store: ThrottleStore; blockList: BlockList; shared: boolean }> {
+  const memory = new MemoryStore({ maxKeys: settings.maxTrackedClients });
+  const store: ThrottleStore = redisUrl ? createRedisStore({ url: redisUrl, timeoutMs: settings.redisTimeoutMs, fallback: memory, log }) : memory;
+  const blockList = await openBlockList({ file: settings.blockList, reloadSeconds: settings.blockListReloadSeconds, log });
+  const client = createClientResolver({ proxies: new AddressList(settings.trustedProxies), hops: settings.proxyHops, header: settings.forwardedHeader });
+  const guard = createTrafficGuard({ base, settings, policy, store, blockList, client });
+  return { guard, client, store, blockList, shared: redisUrl !== undefined };
 }
 
 /**

@@ -1,0 +1,103 @@
+/**
+ * The traffic guard in front of everything the server answers (the fast path and the Hono app): block
+ * list (403), identification (429 without a User-Agent), then the throttle per route class (429). Built
+ * once at start; per request it reads three headers, classifies the path and makes one store step, and
+ * answers refusals straight on node:http with the service's problem+json body, never cacheable.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES } from "node:http";
+import { pathBelowBase, type AccessPolicy } from "../../auth/accessRules.ts";
+import { PROBLEM_CONTENT_TYPE } from "../../contract/problem.ts";
+import type { BlockList } from "./blockList.ts";
+import type { ClientResolver } from "./clientAddress.ts";
+import { rateOf, type Rate, type ThrottleStore } from "./gcra.ts";
+import { ROUTE_CLASSES, type RouteClass, type TrafficSettings } from "./trafficConfig.ts";
+
+/** true: the guard answered the request; false: pass it on. A promise only when the store is remote (Redis). */
+export type GuardVerdict = boolean | Promise<boolean>;
+export type TrafficGuard = (req: IncomingMessage, res: ServerResponse) => GuardVerdict;
+
+export interface GuardOptions {
+  base: string;
+  settings: Pick<TrafficSettings, "limits" | "genericUserAgents">;
+  /** The access rules: a request they protect is of the operator class, whatever its spelling. */
+  policy: AccessPolicy;
+  store: ThrottleStore;
+  blockList: Pick<BlockList, "blocks">;
+  client: Pick<ClientResolver, "address">;
+}
+
+/** Part of the User-Agent (or browser origin) that goes into a client's key: bounds the memory per key. */
+const KEY_AGENT_CHARS = 200;
+const ORIGIN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+/** Public GETs recognised without normalising the path (the hot routes). */
+const HOT_DATA_PATHS = ["/", "/.json", "/.png", "/reftimes", "/resources", "/changelog", "/healthz"];
+const CORS = { "access-control-allow-origin": "*", "access-control-expose-headers": "Retry-After, RateLimit, RateLimit-Policy" } as const;
+
+function problemBody(status: number, detail: string): string {
+  return JSON.stringify({ type: "about:blank", title: STATUS_CODES[status] ?? "Error", status, detail });
+}
+
+export function createTrafficGuard(options: GuardOptions): TrafficGuard {
+  const { base, policy, store, blockList, client } = options;
+  const rates = Object.fromEntries(ROUTE_CLASSES.map((name) => [name, rateOf(options.settings.limits[name])])) as Record<RouteClass, Rate>;
+  // RateLimit-Policy (IETF draft): quota `q` = the burst, window `w` = the seconds in which it refills.
+  const policyHeaders = Object.fromEntries(
+    ROUTE_CLASSES.map((name) => [name, `"${name}";q=${rates[name].burst};w=${Math.max(1, Math.ceil((rates[name].burst * rates[name].intervalMs) / 1000))}`]),
+  ) as Record<RouteClass, string>;
+  const generic = options.settings.genericUserAgents.length ? new RegExp(options.settings.genericUserAgents.map((source) => `(?:${source})`).join("|"), "i") : undefined;
+  const hotData = new Set(HOT_DATA_PATHS.filter((path) => policy.decide("GET", path).kind === "public").map((path) => `${base}${path}`));
+  const terms = `${base}/doc/TermsOfService`;
+  const unidentifiedBody = problemBody(
+    429,
+    `identify your client: send a User-Agent header naming your application and how to reach you, e.g. "User-Agent: myapp/1.2 you@example.org"; the terms of service at ${terms} say why`,
+  );
+  const blockedBody = problemBody(403, "access is refused");
+
+  function classify(method: string, url: string): RouteClass {
+    const queryAt = url.indexOf("?");
+    const rawPath = queryAt === -1 ? url : url.slice(0, queryAt);
+    if ((method === "GET" || method === "HEAD") && hotData.has(rawPath)) return "data";
+    const below = pathBelowBase(rawPath, base);
+    if (below.kind !== "below") return "data"; // outside the product (404) or unreadable (400): public answers
+    if (below.path === "/token" || below.path === "/login") return "token";
+    return policy.decide(method, below.path).kind === "protected" ? "operator" : "data";
+  }
+
+  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string>): true {
+    res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
+    res.end(req.method === "HEAD" ? undefined : body);
+    return true;
+  }
+
+  function throttled(req: IncomingMessage, res: ServerResponse, routeClass: RouteClass, waitMs: number): true {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    const rate = rates[routeClass];
+    const perSecond = Number((1000 / rate.intervalMs).toPrecision(6));
+    return refuse(res, req, 429, problemBody(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`), {
+      "retry-after": String(seconds),
+      "ratelimit-policy": policyHeaders[routeClass],
+      ratelimit: `"${routeClass}";r=0;t=${seconds}`,
+      ...CORS,
+    });
+  }
+
+  return function trafficGuard(req, res) {
+    const agent = req.headers["user-agent"];
+    const address = client.address(req);
+    if (blockList.blocks(address, agent)) return refuse(res, req, 403, blockedBody, {});
+    let identity = agent;
+    if (agent === undefined || agent.trim() === "" || (generic !== undefined && generic.test(agent))) {
+      // A browser page is identified by its origin (the API family accepts Origin or Referer).
+      const page = req.headers.origin || req.headers.referer;
+      const origin = page ? ORIGIN.exec(page)?.[0] : undefined;
+      if (!origin) return refuse(res, req, 429, unidentifiedBody, { "retry-after": "60", link: `<${terms}>; rel="terms-of-service"`, ...CORS });
+      identity = origin;
+    }
+    const routeClass = classify(req.method ?? "GET", req.url ?? "/");
+    const key = `${routeClass}\n${address}\n${identity!.length > KEY_AGENT_CHARS ? identity!.slice(0, KEY_AGENT_CHARS) : identity}`;
+    const wait = store.take(key, rates[routeClass]);
+    if (typeof wait === "number") return wait === 0 ? false : throttled(req, res, routeClass, wait);
+    return wait.then((ms) => (ms === 0 ? false : throttled(req, res, routeClass, ms)));
+  };
+}
