@@ -144,14 +144,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     if (!fastPath(req, res)) void answerWithApp(req, res);
   };
-  const insecure = mode === "loopback" ? undefined : createInsecureAnswer({ httpsPort: mode === "tls" ? options.port : undefined });
+  // Behind a proxy, https is on its default port; with TLS here, on ours (known once listening, for port 0).
+  let insecure = createInsecureAnswer({ httpsPort: undefined });
   const resolver = traffic?.client;
   const guard = traffic?.guard;
   /** The listener of one socket kind: HTTPS or clear; everything goes through here, refusals first. */
   const listenerFor = (tlsSocket: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
     if (secure) res.setHeader("strict-transport-security", HSTS);
-    const next = () => (secure || insecure === undefined ? answer(req, res) : insecure(req, res));
+    const next = () => (secure || mode === "loopback" ? answer(req, res) : insecure(req, res));
     if (guard === undefined) return next();
     const verdict = guard(req, res);
     if (verdict === false) return next();
@@ -168,6 +169,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
   const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
   const port = await listenOn(server, options.port, options.host);
+  if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
   const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
   let plain: Server | undefined;
