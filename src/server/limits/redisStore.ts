@@ -56,22 +56,30 @@ export function createRedisStore(options: RedisStoreOptions): ThrottleStore & { 
     socket: { connectTimeout: Math.max(timeoutMs * 10, 1000), reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 5), 2000) },
   });
   let shared = false;
+  /** Whether the instance has said it limits on its own; each change of state is logged once. */
+  let local = false;
   let closing = false;
   const degrade = (why: string) => {
-    if (!shared || closing) return;
+    if (local || closing) return;
+    log(
+      shared
+        ? `throttle: Redis at ${where} is not answering (${why}); each instance limits clients on its own until it is back`
+        : `throttle: cannot reach Redis at ${where} (${why}); each instance limits clients on its own until it is back`,
+    );
     shared = false;
-    log(`throttle: Redis at ${where} is not answering (${why}); each instance limits clients on its own until it is back`);
+    local = true;
   };
-  client.on("error", (error: Error) => degrade(error.message));
-  client.on("ready", () => {
-    if (shared) return;
+  const share = (again: string) => {
+    if (shared || closing) return;
     shared = true;
-    log(`throttle: limits are shared through Redis at ${where}`);
-  });
+    local = false;
+    log(`throttle: limits are shared through Redis at ${where}${again}`);
+  };
+  client.on("error", (error: Error) => degrade(error.message || String(error)));
+  client.on("ready", () => share(""));
   client.on("end", () => degrade("connection closed"));
-  client.connect().catch((error: Error) => {
-    if (!closing) log(`throttle: cannot reach Redis at ${where} (${error.message}); each instance limits clients on its own until it is back`);
-  });
+  // A failed first connection keeps retrying (reconnectStrategy); its errors come through "error".
+  client.connect().catch((error: Error) => degrade(error.message));
 
   async function inRedis(key: string, rate: Rate): Promise<number> {
     const args = { keys: [KEY_PREFIX + key], arguments: [String(rate.intervalMs), String(rate.burst)] };
@@ -118,17 +126,12 @@ export function createRedisStore(options: RedisStoreOptions): ThrottleStore & { 
     },
   };
 
-  /** A failed command on a connection that still looks ready: fall back until the client says ready again. */
+  /** A failed command on a connection that still looks ready: fall back, and look again shortly (one slow answer is no outage). */
   function degradeAfterCommand(error: Error): void {
     degrade(error.message);
-    if (client.isReady && !closing) {
-      // The connection may be fine (one slow answer): look again shortly instead of staying degraded.
-      setTimeout(() => {
-        if (client.isReady && !closing && !shared) {
-          shared = true;
-          log(`throttle: limits are shared through Redis at ${where} again`);
-        }
-      }, 1000).unref();
-    }
+    if (!client.isReady || closing) return;
+    setTimeout(() => {
+      if (client.isReady) share(" again");
+    }, 1000).unref();
   }
 }
