@@ -122,6 +122,22 @@ describe("throttling", () => {
   });
 });
 
+describe("the OpenAPI document", () => {
+  it("lists the guard's 301, 403 and 429 (with Retry-After and the RateLimit fields) on every operation", async () => {
+    const { openApiDocument } = await import("../../src/server/openapi.ts");
+    const paths = openApiDocument().paths as Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }> }>>;
+    for (const [route, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const status of ["301", "403", "429"]) expect(operation.responses[status], `${method} ${route} ${status}`).toBeDefined();
+        expect(Object.keys(operation.responses["429"]!.headers ?? {})).toEqual(["Retry-After", "RateLimit-Policy", "RateLimit"]);
+        expect(operation.responses["429"]!.content).toHaveProperty(["application/problem+json"]);
+      }
+    }
+    // The sign-in 429 keeps its OAuth body (the per-account backoff) beside the guard's problem.
+    expect(Object.keys(paths["/token"]!.post!.responses["429"]!.content!).sort()).toEqual(["application/json;charset=UTF-8", "application/problem+json"]);
+  });
+});
+
 describe("identification", () => {
   it("answers 429 to a missing or empty User-Agent, saying how to identify and linking the terms of service", async () => {
     const server = await start({});
