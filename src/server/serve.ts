@@ -72,7 +72,7 @@ export interface RunningServer {
   /** The plain-HTTP listener that redirects to HTTPS, when one was asked for. */
   httpUrl?: string;
   /** The throttle's store and the block list, when traffic settings were given. */
-  traffic?: { store: ThrottleStore; blockList: BlockList };
+  traffic?: { store: ThrottleStore; blockList: BlockList; guard: TrafficGuard };
   close(): Promise<void>;
 }
 
@@ -124,6 +124,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             proxyHops: options.traffic.proxyHops,
             forwardedHeader: options.traffic.forwardedHeader,
             blockListReloadSeconds: options.traffic.blockListReloadSeconds,
+            holdRefusalsMs: options.traffic.holdRefusalsMs,
           }
         : null,
     },
@@ -194,7 +195,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     source,
     fastPath,
     ...(httpUrl ? { httpUrl } : {}),
-    ...(traffic ? { traffic: { store: traffic.store, blockList: traffic.blockList } } : {}),
+    ...(traffic ? { traffic: { store: traffic.store, blockList: traffic.blockList, guard: traffic.guard } } : {}),
     close: async () => {
       source.close();
       traffic?.blockList.close();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadTraffic, parseTrafficFile, resolveTraffic, DEFAULT_TRAFFIC } from "../../src/server/limits/trafficConfig.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
-import { addRun, buildSite, expectProblem, header, http, makeSite, serve, type Site } from "../server/serverFixtures.ts";
+import { addRun, buildSite, expectProblem, header, http, makeSite, serve, waitFor, type Site } from "../server/serverFixtures.ts";
 import { burstOnly, trafficFor, UA } from "./trafficFixtures.ts";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -111,6 +111,25 @@ describe("throttling", () => {
     expect((await http(server, "/reftimes", { headers: UA })).status).toBe(200);
     expect((await http(server, "/", { headers: UA })).status).toBe(200);
     expect(header(await http(server, "/changelog", { headers: UA }), "ratelimit-policy")).toMatch(/^"data";/);
+  });
+
+  it("holds refusals before answering them (an abuser's connection idles), at most until its Retry-After, and frees them when the client goes away", async () => {
+    const server = await start({ limits: { ...trafficFor(site).limits, data: burstOnly(1) }, holdRefusalsMs: 800 });
+    expect((await http(server, "/reftimes", { headers: UA })).status).toBe(200);
+    const refused = http(server, "/reftimes", { headers: UA });
+    await waitFor("the refusal to be held", () => server.traffic!.guard.holding === 1);
+    const res = await refused;
+    expectProblem(res, 429);
+    expect(server.traffic!.guard.holding).toBe(0);
+    // A client that hangs up while held frees its place: long before the 10 s hold would end.
+    const holding = await start({ limits: { ...trafficFor(site).limits, data: burstOnly(1) }, holdRefusalsMs: 10_000 });
+    expect((await http(holding, "/reftimes", { headers: UA })).status).toBe(200);
+    const controller = new AbortController();
+    const gone = fetch(`${holding.url}/reftimes`, { headers: UA, signal: controller.signal }).catch(() => "aborted");
+    await waitFor("the second refusal to be held", () => holding.traffic!.guard.holding === 1);
+    controller.abort();
+    expect(await gone).toBe("aborted");
+    await waitFor("the place to be freed", () => holding.traffic!.guard.holding === 0, 5000);
   });
 
   it("shows the limits in effect in GET /config", async () => {

@@ -4,7 +4,8 @@ import { resolveTraffic, type TrafficSettings } from "../../src/server/limits/tr
 import type { Site } from "../server/serverFixtures.ts";
 
 export function trafficFor(site: Site, overrides: Partial<TrafficSettings> = {}): TrafficSettings {
-  return { ...resolveTraffic(undefined, {}), blockList: path.join(site.root, "blocklist.json"), ...overrides };
+  // Refusals answered at once (the hold has its own test): tests wait for nothing.
+  return { ...resolveTraffic(undefined, {}), blockList: path.join(site.root, "blocklist.json"), holdRefusalsMs: 0, ...overrides };
 }
 
 export const limit = (ratePerSecond: number, burst: number) => ({ ratePerSecond, burst });

@@ -13,13 +13,22 @@ import type { ClientResolver } from "./clientAddress.ts";
 import { rateOf, type Rate, type ThrottleStore } from "./gcra.ts";
 import { ROUTE_CLASSES, type RouteClass, type TrafficSettings } from "./trafficConfig.ts";
 
-/** true: the guard answered the request; false: pass it on. A promise only when the store is remote (Redis). */
+/** true: the guard answered the request (or will: refusals are held); false: pass it on. A promise only when the store is remote (Redis). */
 export type GuardVerdict = boolean | Promise<boolean>;
-export type TrafficGuard = (req: IncomingMessage, res: ServerResponse) => GuardVerdict;
+export type TrafficGuard = ((req: IncomingMessage, res: ServerResponse) => GuardVerdict) & {
+  /** Refusals being held right now. */
+  readonly holding: number;
+};
+
+/**
+ * Refusals held at once, at most: beyond that they are answered at once. Each holds a timer and a
+ * response object on a connection that exists anyway; this bounds them whatever the number of connections.
+ */
+const MAX_HELD = 10_000;
 
 export interface GuardOptions {
   base: string;
-  settings: Pick<TrafficSettings, "limits" | "genericUserAgents">;
+  settings: Pick<TrafficSettings, "limits" | "genericUserAgents" | "holdRefusalsMs">;
   /** The access rules: a request they protect is of the operator class, whatever its spelling. */
   policy: AccessPolicy;
   store: ThrottleStore;
@@ -64,9 +73,36 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     return policy.decide(method, below.path).kind === "protected" ? "operator" : "data";
   }
 
-  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string>): true {
-    res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
-    res.end(req.method === "HEAD" ? undefined : body);
+  const holdMs = options.settings.holdRefusalsMs;
+  let held = 0;
+  /**
+   * Writes a refusal, after `holdMs` (no later than `atMostMs`). A client answered at once comes back at
+   * once: a keep-alive connection of an abuser then costs a full request cycle per refusal, and the
+   * well-behaved clients wait behind them. Held, the connection sits idle (HTTP/1.1 answers in order).
+   */
+  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string>, atMostMs = Infinity): true {
+    const write = () => {
+      if (res.destroyed || res.writableEnded) return;
+      res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
+      res.end(req.method === "HEAD" ? undefined : body);
+    };
+    const delay = Math.min(holdMs, atMostMs);
+    if (delay <= 0 || held >= MAX_HELD) {
+      write();
+      return true;
+    }
+    held++;
+    const release = () => {
+      clearTimeout(timer);
+      res.off("close", release);
+      held--;
+    };
+    const timer = setTimeout(() => {
+      release();
+      write();
+    }, delay);
+    // A client that goes away frees its place at once.
+    res.once("close", release);
     return true;
   }
 
@@ -74,15 +110,17 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
     const rate = rates[routeClass];
     const perSecond = Number((1000 / rate.intervalMs).toPrecision(6));
-    return refuse(res, req, 429, problemBody(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`), {
-      "retry-after": String(seconds),
-      "ratelimit-policy": policyHeaders[routeClass],
-      ratelimit: `"${routeClass}";r=0;t=${seconds}`,
-      ...CORS,
-    });
+    return refuse(
+      res,
+      req,
+      429,
+      problemBody(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`),
+      { "retry-after": String(seconds), "ratelimit-policy": policyHeaders[routeClass], ratelimit: `"${routeClass}";r=0;t=${seconds}`, ...CORS },
+      waitMs,
+    );
   }
 
-  return function trafficGuard(req, res) {
+  function trafficGuard(req: IncomingMessage, res: ServerResponse): GuardVerdict {
     const agent = req.headers["user-agent"];
     const address = client.address(req);
     if (blockList.blocks(address, agent)) return refuse(res, req, 403, blockedBody, {});
@@ -99,5 +137,6 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     const wait = store.take(key, rates[routeClass]);
     if (typeof wait === "number") return wait === 0 ? false : throttled(req, res, routeClass, wait);
     return wait.then((ms) => (ms === 0 ? false : throttled(req, res, routeClass, ms)));
-  };
+  }
+  return Object.defineProperty(trafficGuard, "holding", { get: () => held }) as TrafficGuard;
 }

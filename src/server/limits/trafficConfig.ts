@@ -52,6 +52,8 @@ export const TrafficFile = z.strictObject({
   blockListReloadSeconds: z.number().positive().max(3600).optional(),
   /** How long a request waits for Redis before this instance's own limiter decides. */
   redisTimeoutMs: z.number().int().min(1).max(10_000).optional(),
+  /** Refusals (403, 429) are answered after this long (a 429 no later than its Retry-After): an abuser's connection then idles instead of costing a request each. 0: at once. */
+  holdRefusalsMs: z.number().int().min(0).max(10_000).optional(),
 });
 export type TrafficFile = z.infer<typeof TrafficFile>;
 
@@ -66,6 +68,7 @@ export interface TrafficSettings {
   blockList: string;
   blockListReloadSeconds: number;
   redisTimeoutMs: number;
+  holdRefusalsMs: number;
 }
 
 /**
@@ -82,6 +85,7 @@ export const DEFAULT_TRAFFIC: TrafficSettings = Object.freeze({
   blockList: "config/blocklist.json",
   blockListReloadSeconds: 5,
   redisTimeoutMs: 100,
+  holdRefusalsMs: 1000,
 });
 
 export const TRAFFIC_FILE_VARIABLE = "ASHCAST_TRAFFIC_FILE";
@@ -103,6 +107,7 @@ export function resolveTraffic(file: TrafficFile | undefined, env: NodeJS.Proces
     blockList: file?.blockList ?? DEFAULT_TRAFFIC.blockList,
     blockListReloadSeconds: file?.blockListReloadSeconds ?? DEFAULT_TRAFFIC.blockListReloadSeconds,
     redisTimeoutMs: file?.redisTimeoutMs ?? DEFAULT_TRAFFIC.redisTimeoutMs,
+    holdRefusalsMs: file?.holdRefusalsMs ?? DEFAULT_TRAFFIC.holdRefusalsMs,
   };
 }
 
