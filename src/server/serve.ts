@@ -92,7 +92,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const mode: TransportMode = options.tls ? "tls" : (options.traffic?.trustedProxies.length ?? 0) > 0 ? "proxy" : "loopback";
   checkClearBinding(options.host, mode);
   const tlsFiles = options.tls ? await readTlsFiles(options.tls) : undefined;
-  const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, options.redisUrl ?? env.REDIS_URL, log) : undefined;
+  const redisUrl = options.traffic ? (options.redisUrl ?? env.REDIS_URL) || undefined : undefined;
+  if (redisUrl !== undefined) checkRedisUrl(redisUrl);
   const representations = new Representations();
   const pipeline = options.operator?.pipeline ?? {};
   if (options.operator) {
@@ -117,7 +118,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         ? {
             limits: options.traffic.limits,
             key: "User-Agent (or a browser's Origin / Referer) and client address, per route class",
-            sharedState: traffic?.shared ? "redis" : "memory",
+            sharedState: redisUrl ? "redis (each instance on its own while Redis is unreachable)" : "memory (this instance)",
             maxTrackedClients: options.traffic.maxTrackedClients,
             genericUserAgents: options.traffic.genericUserAgents,
             trustedProxies: options.traffic.trustedProxies.length,
@@ -141,6 +142,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       : {}),
   });
   const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
+  // Opened last before listening: the Redis client and the block list's timer are closed again if listening fails.
+  const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
   const answerWithApp = getRequestListener(app.fetch);
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     if (!fastPath(req, res)) void answerWithApp(req, res);
@@ -169,20 +172,26 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
   };
   const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
-  const port = await listenOn(server, options.port, options.host);
-  if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
+  let plain: Server | undefined;
+  let port: number;
+  let plainPort: number | undefined;
+  try {
+    port = await listenOn(server, options.port, options.host, "--port");
+    if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
+    if (options.tls?.httpPort !== undefined) {
+      plain = createServer(listenerFor(false));
+      plainPort = await listenOn(plain, options.tls.httpPort, options.host, "--http-port");
+    }
+  } catch (error) {
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    traffic?.blockList.close();
+    await traffic?.store.close();
+    source.close();
+    throw error;
+  }
   const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
-  let plain: Server | undefined;
-  let httpUrl: string | undefined;
-  if (options.tls?.httpPort !== undefined) {
-    plain = createServer(listenerFor(false));
-    const plainPort = await listenOn(plain, options.tls.httpPort, options.host).catch(async (error: unknown) => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      throw error;
-    });
-    httpUrl = `http://${hostInUrl}:${plainPort}${options.prefix ?? ""}/volcanicashforecast/0.1`;
-  }
+  const httpUrl = plainPort === undefined ? undefined : `http://${hostInUrl}:${plainPort}${options.prefix ?? ""}/volcanicashforecast/0.1`;
   if (mode === "loopback") log(`plain HTTP on ${options.host} only: no TLS (--tls-cert, --tls-key) and no trusted proxy configured, so no public address may be served`);
   else if (mode === "proxy") log(`HTTPS through ${options.traffic!.trustedProxies.length} trusted prox${options.traffic!.trustedProxies.length === 1 ? "y" : "ies"}: what they did not receive over HTTPS is redirected or refused`);
   const closeServer = (s: Server) =>
@@ -205,11 +214,31 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 }
 
-function listenOn(server: Server, port: number, host: string): Promise<number> {
+/** A REDIS_URL the client could not use stops the start, naming the variable (its password never shown). */
+function checkRedisUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (parsed === undefined || !["redis:", "rediss:"].includes(parsed.protocol) || parsed.hostname === "") {
+    throw new UserError("REDIS_URL is not a Redis address", { where: "REDIS_URL", fix: "set it to redis://[:password@]host[:port][/db] (rediss:// for TLS), or unset it to keep the throttle state in memory" });
+  }
+}
+
+/** Listens; a port in use or not allowed is the operator's to fix, so it is a UserError naming the option. */
+function listenOn(server: Server, port: number, host: string, option: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new UserError(`port ${port} on ${host} is in use`, { where: option, fix: "stop what listens there, or choose another port", cause: error }));
+      else if (error.code === "EACCES") reject(new UserError(`not allowed to listen on port ${port}`, { where: option, fix: "use a port above 1023, or give node the right to bind low ports (CAP_NET_BIND_SERVICE)", cause: error }));
+      else if (error.code === "EADDRNOTAVAIL") reject(new UserError(`${host} is not an address of this machine`, { where: "--host", fix: "give an address of one of its interfaces, e.g. 127.0.0.1", cause: error }));
+      else reject(error);
+    };
+    server.once("error", failed);
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       const address = server.address();
       resolve(typeof address === "object" && address ? address.port : port);
     });
@@ -238,13 +267,13 @@ async function openTraffic(
   policy: import("../auth/accessRules.ts").AccessPolicy,
   redisUrl: string | undefined,
   log: (line: string) => void,
-): Promise<{ guard: TrafficGuard; client: ClientResolver; store: ThrottleStore; blockList: BlockList; shared: boolean }> {
+): Promise<{ guard: TrafficGuard; client: ClientResolver; store: ThrottleStore; blockList: BlockList }> {
+  const blockList = await openBlockList({ file: settings.blockList, reloadSeconds: settings.blockListReloadSeconds, log });
   const memory = new MemoryStore({ maxKeys: settings.maxTrackedClients });
   const store: ThrottleStore = redisUrl ? createRedisStore({ url: redisUrl, timeoutMs: settings.redisTimeoutMs, fallback: memory, log }) : memory;
-  const blockList = await openBlockList({ file: settings.blockList, reloadSeconds: settings.blockListReloadSeconds, log });
   const client = createClientResolver({ proxies: new AddressList(settings.trustedProxies), hops: settings.proxyHops, header: settings.forwardedHeader });
   const guard = createTrafficGuard({ base, settings, policy, store, blockList, client });
-  return { guard, client, store, blockList, shared: redisUrl !== undefined };
+  return { guard, client, store, blockList };
 }
 
 /**

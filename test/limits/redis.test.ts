@@ -70,6 +70,21 @@ describe("throttle state in Redis", () => {
     expect(server.output.filter((line) => line.includes("cannot reach Redis"))).toHaveLength(1);
   });
 
+  it("refuses a REDIS_URL that is not a Redis address, and a start that fails to listen leaves nothing running", async () => {
+    const { startServer } = await import("../../src/server/serve.ts");
+    const { trafficFor } = await import("./trafficFixtures.ts");
+    await expect(startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", traffic: trafficFor(site), redisUrl: "http://example.org" })).rejects.toThrow(/REDIS_URL is not a Redis address/);
+    // The port is taken: the CLI reports it and exits (no Redis client or timer keeps it alive).
+    const taken = await instance({ ASHCAST_RATE_BURST: "5" });
+    const port = new URL(taken.base).port;
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const bin = new URL("../../bin/ashcast", import.meta.url).pathname;
+    const failed = await promisify(execFile)(process.execPath, [bin, "serve", "--dist", site.distDir, "--port", port], { cwd: site.root, env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
+    expect((failed as { code: unknown }).code).toBe(2);
+    expect((failed as { stderr: string }).stderr).toMatch(new RegExp(`--port: port ${port} on 127\\.0\\.0\\.1 is in use\n {2}fix: `));
+  });
+
   it("when Redis goes away, falls back to its own limiter, and shares again once Redis is back", async () => {
     const redis = await redisIn("restarted");
     const server = await instance(limits(4, redis.url));
