@@ -18,7 +18,8 @@
  * wrk at nice 19 so the clients' own timing is not delayed by the load generator beside them. Only
  * 127.0.0.1 is loaded; every phase is bounded; every process started is stopped at the end. Figures are
  * printed and written to the section "## Limits: an abusive client among well-behaved ones" of
- * docs/benchmarks.md (unless --no-docs).
+ * docs/benchmarks.md (unless --no-docs); text between `<!-- limits-notes:start -->` and
+ * `<!-- limits-notes:end -->` in that section is kept.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -29,11 +30,21 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeDocsSection } from "../docsSection.ts";
+import { BENCHMARKS_DOC, writeDocsSection } from "../docsSection.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const SERVER = path.join(REPO, "bench", "limits", "server.ts");
 const SECTION = "## Limits: an abusive client among well-behaved ones";
+const NOTES_START = "<!-- limits-notes:start -->";
+const NOTES_END = "<!-- limits-notes:end -->";
+
+/** The hand-written notes of the section, kept when the figures are written again. */
+function keptNotes(): string {
+  const text = readFileSync(BENCHMARKS_DOC, "utf8");
+  const start = text.indexOf(NOTES_START, text.indexOf(SECTION));
+  const end = text.indexOf(NOTES_END, start);
+  return start >= 0 && end > start ? text.slice(start, end + NOTES_END.length) : `${NOTES_START}\n${NOTES_END}`;
+}
 const PRODUCT = "/volcanicashforecast/0.1";
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
@@ -321,7 +332,7 @@ async function main(): Promise<void> {
 
     const section = report(options, modes, cost);
     say(section);
-    if (options.docs) writeDocsSection(SECTION, section);
+    if (options.docs) writeDocsSection(SECTION, `${section}\n${keptNotes()}\n`);
   } finally {
     await stopAll();
     await rm(work, { recursive: true, force: true });
