@@ -8,9 +8,8 @@
  * HSTS goes on HTTPS answers only.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { STATUS_CODES } from "node:http";
 import { isIP } from "node:net";
-import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import { problemJson, writeProblem } from "./problem.ts";
 import { UserError } from "../errors.ts";
 
 export type TransportMode = "tls" | "proxy" | "loopback";
@@ -46,11 +45,7 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](
  */
 export function createInsecureAnswer(options: { httpsPort: number | undefined }): (req: IncomingMessage, res: ServerResponse) => void {
   const portSuffix = options.httpsPort === undefined || options.httpsPort === 443 ? "" : `:${options.httpsPort}`;
-  const problem = (res: ServerResponse, req: IncomingMessage, status: number, detail: string) => {
-    const body = JSON.stringify({ type: "about:blank", title: STATUS_CODES[status], status, detail });
-    res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)) });
-    res.end(req.method === "HEAD" ? undefined : body);
-  };
+  const problem = (res: ServerResponse, req: IncomingMessage, status: number, detail: string) => writeProblem(req, res, status, problemJson(status, detail));
   return function insecureAnswer(req, res) {
     const method = req.method ?? "GET";
     if ((method !== "GET" && method !== "HEAD") || req.headers.authorization !== undefined) {

@@ -11,30 +11,12 @@ import { z } from "zod";
 import { readConfigJson } from "../../auth/configFile.ts";
 import { UserError } from "../../errors.ts";
 import { AddressList } from "./addressList.ts";
+import { AddressEntry, AgentPattern, anyOf } from "./listSchemas.ts";
 
 export const BlockListFile = z.strictObject({
   format: z.literal(1),
-  userAgents: z
-    .array(
-      z.string().min(1).max(200).superRefine((source, context) => {
-        try {
-          new RegExp(source, "i");
-        } catch (error) {
-          context.addIssue({ code: "custom", message: `not a regular expression: ${(error as Error).message}` });
-        }
-      }),
-    )
-    .max(10_000)
-    .default([]),
-  addresses: z
-    .array(
-      z.string().superRefine((entry, context) => {
-        const problem = AddressList.problem(entry);
-        if (problem) context.addIssue({ code: "custom", message: problem });
-      }),
-    )
-    .max(100_000)
-    .default([]),
+  userAgents: z.array(AgentPattern).max(10_000).default([]),
+  addresses: z.array(AddressEntry).max(100_000).default([]),
 });
 
 /** Only this much of a User-Agent is matched: patterns stay cheap whatever a client sends. */
@@ -77,7 +59,7 @@ async function read(file: string): Promise<Compiled> {
   }
   const { userAgents, addresses } = parsed.data;
   return {
-    agents: userAgents.length ? new RegExp(userAgents.map((source) => `(?:${source})`).join("|"), "i") : undefined,
+    agents: anyOf(userAgents),
     addresses: new AddressList(addresses),
     entries: userAgents.length + addresses.length,
   };

@@ -5,9 +5,9 @@
  * answers refusals straight on node:http with the service's problem+json body, never cacheable.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { STATUS_CODES } from "node:http";
 import { pathBelowBase, type AccessPolicy } from "../../auth/accessRules.ts";
-import { PROBLEM_CONTENT_TYPE } from "../../contract/problem.ts";
+import { problemJson, writeProblem } from "../problem.ts";
+import { anyOf } from "./listSchemas.ts";
 import type { BlockList } from "./blockList.ts";
 import type { ClientResolver } from "./clientAddress.ts";
 import { rateOf, type Rate, type ThrottleStore } from "./gcra.ts";
@@ -43,10 +43,6 @@ const ORIGIN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 const HOT_DATA_PATHS = ["/", "/.json", "/.png", "/reftimes", "/resources", "/changelog", "/healthz"];
 const CORS = { "access-control-allow-origin": "*", "access-control-expose-headers": "Retry-After, RateLimit, RateLimit-Policy" } as const;
 
-function problemBody(status: number, detail: string): string {
-  return JSON.stringify({ type: "about:blank", title: STATUS_CODES[status] ?? "Error", status, detail });
-}
-
 export function createTrafficGuard(options: GuardOptions): TrafficGuard {
   const { base, policy, store, blockList, client } = options;
   const rates = Object.fromEntries(ROUTE_CLASSES.map((name) => [name, rateOf(options.settings.limits[name])])) as Record<RouteClass, Rate>;
@@ -54,14 +50,14 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
   const policyHeaders = Object.fromEntries(
     ROUTE_CLASSES.map((name) => [name, `"${name}";q=${rates[name].burst};w=${Math.max(1, Math.ceil((rates[name].burst * rates[name].intervalMs) / 1000))}`]),
   ) as Record<RouteClass, string>;
-  const generic = options.settings.genericUserAgents.length ? new RegExp(options.settings.genericUserAgents.map((source) => `(?:${source})`).join("|"), "i") : undefined;
+  const generic = anyOf(options.settings.genericUserAgents);
   const hotData = new Set(HOT_DATA_PATHS.filter((path) => policy.decide("GET", path).kind === "public").map((path) => `${base}${path}`));
   const terms = `${base}/doc/TermsOfService`;
-  const unidentifiedBody = problemBody(
+  const unidentifiedBody = problemJson(
     429,
     `identify your client: send a User-Agent header naming your application and how to reach you, e.g. "User-Agent: myapp/1.2 you@example.org"; the terms of service at ${terms} say why`,
   );
-  const blockedBody = problemBody(403, "access is refused");
+  const blockedBody = problemJson(403, "access is refused");
 
   function classify(method: string, url: string): RouteClass {
     const queryAt = url.indexOf("?");
@@ -82,9 +78,7 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
    */
   function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string>, atMostMs = Infinity): true {
     const write = () => {
-      if (res.destroyed || res.writableEnded) return;
-      res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
-      res.end(req.method === "HEAD" ? undefined : body);
+      if (!res.destroyed && !res.writableEnded) writeProblem(req, res, status, body, headers);
     };
     const delay = Math.min(holdMs, atMostMs);
     if (delay <= 0 || held >= MAX_HELD) {
@@ -114,7 +108,7 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
       res,
       req,
       429,
-      problemBody(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`),
+      problemJson(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`),
       { "retry-after": String(seconds), "ratelimit-policy": policyHeaders[routeClass], ratelimit: `"${routeClass}";r=0;t=${seconds}`, ...CORS },
       waitMs,
     );

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { readConfigJson } from "../../auth/configFile.ts";
 import { UserError } from "../../errors.ts";
-import { AddressList } from "./addressList.ts";
+import { AddressEntry, AgentPattern } from "./listSchemas.ts";
 
 export const TRAFFIC_FILE_FORMAT = 1;
 export const ROUTE_CLASSES = ["data", "token", "operator"] as const;
@@ -22,27 +22,15 @@ const Limit = z.strictObject({
 });
 export type Limit = z.infer<typeof Limit>;
 
-const addressEntry = z.string().superRefine((entry, context) => {
-  const problem = AddressList.problem(entry);
-  if (problem) context.addIssue({ code: "custom", message: problem });
-});
-const pattern = z.string().min(1).max(200).superRefine((source, context) => {
-  try {
-    new RegExp(source, "i");
-  } catch (error) {
-    context.addIssue({ code: "custom", message: `not a regular expression: ${(error as Error).message}` });
-  }
-});
-
 export const TrafficFile = z.strictObject({
   format: z.literal(TRAFFIC_FILE_FORMAT),
   limits: z.strictObject({ data: Limit, token: Limit, operator: Limit }).partial().optional(),
   /** Clients tracked at once per instance; the least recently seen idle ones are dropped first. */
   maxTrackedClients: z.number().int().min(1000).max(10_000_000).optional(),
   /** User-Agents that identify nobody (e.g. "^curl/", "^python-requests/"): answered as a missing one. */
-  genericUserAgents: z.array(pattern).max(200).optional(),
+  genericUserAgents: z.array(AgentPattern).max(200).optional(),
   /** Peers whose forwarding headers are believed: addresses or CIDR ranges of your proxies / load balancers. */
-  trustedProxies: z.array(addressEntry).max(1000).optional(),
+  trustedProxies: z.array(AddressEntry).max(1000).optional(),
   /** How many trusted proxies stand in front of the service: the client is that many entries from the right. */
   proxyHops: z.number().int().min(1).max(10).optional(),
   /** The header your proxies write; the other one is ignored (a client could have sent it). */
