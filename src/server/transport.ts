@@ -35,7 +35,7 @@ export function checkClearBinding(host: string, mode: TransportMode): void {
   });
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
 /**
  * The answer to a request that did not come over HTTPS: 301 to the same host, path and query over https
@@ -53,8 +53,9 @@ export function createInsecureAnswer(options: { httpsPort: number | undefined })
     }
     const host = req.headers.host;
     const url = req.url ?? "";
-    if (host === undefined || !HOST.test(host) || !url.startsWith("/")) return problem(res, req, 400, "this service answers only over HTTPS; send the request to https:// with a valid Host header");
-    const hostname = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
+    const match = host === undefined ? null : HOST.exec(host);
+    if (match === null || Number(match[1] ?? 0) > 65535 || !url.startsWith("/")) return problem(res, req, 400, "this service answers only over HTTPS; send the request to https:// with a valid Host header");
+    const hostname = host!.startsWith("[") ? host!.slice(0, host!.indexOf("]") + 1) : host!.split(":")[0]!;
     res.writeHead(301, { location: `https://${hostname}${portSuffix}${url}`, "content-length": "0" });
     res.end();
   };

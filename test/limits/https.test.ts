@@ -102,6 +102,12 @@ describe("direct TLS, with a plain-HTTP listener that redirects", () => {
     const head = await curl(["-I", "-H", "Host: ash.example.org", `${new URL(plainUrl).origin}/volcanicashforecast/0.1/reftimes?x=%2F`]);
     expect(head.status).toBe(301);
     expect(head.headers.location).toBe(`https://ash.example.org:${httpsPort}/volcanicashforecast/0.1/reftimes?x=%2F`);
+    // A Host that is not a host name (a path, a user part) is refused, never put into a Location.
+    for (const host of ["ash.example.org/evil", "user@evil.example", "evil.example:99999"]) {
+      expectProblem(await http(plainUrl, "/volcanicashforecast/0.1/", { headers: { ...UA, host } }), 400);
+    }
+    const v6 = await http(plainUrl, "/volcanicashforecast/0.1/", { headers: { ...UA, host: "[::1]:8080" } });
+    expect(header(v6, "location")).toBe(`https://[::1]:${httpsPort}/volcanicashforecast/0.1/`);
     // Following it ends on HTTPS with the data.
     const followed = await curl(["-L", "--cacert", cert, `${plainUrl}/reftimes`]);
     expect(followed.status).toBe(200);

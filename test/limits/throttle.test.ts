@@ -75,6 +75,13 @@ describe("throttling", () => {
     expect((await http(server, "/reftimes", { headers: { "user-agent": "two/1" } })).status).toBe(200);
   });
 
+  it("counts a client with a huge User-Agent under one bounded key (the first 200 characters)", async () => {
+    const server = await start({ limits: { ...trafficFor(site).limits, data: burstOnly(1) } });
+    const long = `big/1 ${"x".repeat(8000)}`;
+    expect((await http(server, "/reftimes", { headers: { "user-agent": `${long}a` } })).status).toBe(200);
+    expect((await http(server, "/reftimes", { headers: { "user-agent": `${long}b` } })).status).toBe(429);
+  });
+
   it("ignores X-Forwarded-For from a peer that is not a trusted proxy: forging it gains nothing", async () => {
     const server = await start({ limits: { ...trafficFor(site).limits, data: burstOnly(2) }, trustedProxies: ["10.1.2.3"] });
     const forged = (n: number) => ({ ...UA, "x-forwarded-for": `198.51.100.${n}`, forwarded: `for=198.51.100.${n}` });
