@@ -6,7 +6,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import { signInSettings, startServer } from "../server/serve.ts";
-import { loadTraffic } from "../server/limits/trafficConfig.ts";
+import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
 import { AddressList } from "../server/limits/addressList.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
@@ -105,10 +105,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--http-port <n>", "with TLS: a plain-HTTP port that redirects GET/HEAD to HTTPS and refuses the rest (env ASHCAST_HTTP_PORT)", process.env.ASHCAST_HTTP_PORT)
       .option("--trusted-proxies <list>", "comma-separated addresses or CIDR ranges of TLS-terminating proxies, whose X-Forwarded-For/-Proto are believed (env ASHCAST_TRUSTED_PROXIES; replaces the traffic file's)", process.env.ASHCAST_TRUSTED_PROXIES);
 
-  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings }) => {
+  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings }, checkedTraffic?: TrafficSettings) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
-    const traffic = await loadTraffic(flags.traffic);
+    const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
     if (flags.trustedProxies !== undefined) {
       const proxies = flags.trustedProxies.split(",").map((entry) => entry.trim()).filter(Boolean);
       for (const entry of proxies) {
@@ -158,11 +158,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
       // build; `serve` is stopped by startServer itself, before it listens.
       await signInSettings(flags.users);
+      // A broken traffic file too: before the first build, not minutes later.
+      const traffic = await loadTraffic(flags.traffic);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings });
+      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings }, traffic);
       await untilSignal();
       await server.close();
       await watcher.close();

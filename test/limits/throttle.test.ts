@@ -13,6 +13,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatError, UserError } from "../../src/errors.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 
 let site: Site;
 const servers: RunningServer[] = [];
@@ -222,5 +224,16 @@ describe("the traffic settings file", () => {
     await writeFile(file, JSON.stringify({ format: 1, burst: 3 }));
     await expect(loadTraffic(file, {})).rejects.toThrow(/burst: is not a traffic setting/);
     await expect(loadTraffic(path.join(site.root, "missing.json"), {})).rejects.toThrow(/cannot read the traffic settings file/);
+  });
+
+  it("ashcast start refuses a broken file before its first build", async () => {
+    const file = path.join(site.root, "broken-traffic.json");
+    await writeFile(file, JSON.stringify({ format: 1, proxyHops: 0 }));
+    const out = path.join(site.root, "never-built");
+    const bin = fileURLToPath(new URL("../../bin/ashcast", import.meta.url));
+    const failed = await promisify(execFile)(process.execPath, [bin, "start", "--runs", site.runsDir, "--out", out, "--traffic", file, "--port", "0"], { cwd: site.root, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
+    expect((failed as { code: unknown }).code).toBe(2);
+    expect((failed as { stderr: string }).stderr).toContain(`${file}: proxyHops:`);
+    await expect(readFile(path.join(out, "current", "index.json"))).rejects.toThrow(/ENOENT/);
   });
 });
