@@ -32,7 +32,6 @@ import { openBlockList, type BlockList } from "./limits/blockList.ts";
 import { createClientResolver, type ClientResolver } from "./limits/clientAddress.ts";
 import { MemoryStore, type ThrottleStore } from "./limits/gcra.ts";
 import { createTrafficGuard, type TrafficGuard } from "./limits/guard.ts";
-import { createRedisStore } from "./limits/redisStore.ts";
 import type { TrafficSettings } from "./limits/trafficConfig.ts";
 import { checkClearBinding, createInsecureAnswer, HSTS, type TransportMode } from "./transport.ts";
 
@@ -152,25 +151,36 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let insecure = createInsecureAnswer({ httpsPort: undefined });
   const resolver = traffic?.client;
   const guard = traffic?.guard;
-  /** The listener of one socket kind: HTTPS or clear; everything goes through here, refusals first. */
-  const listenerFor = (tlsSocket: boolean) => (req: IncomingMessage, res: ServerResponse) => {
-    const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
-    if (secure) res.setHeader("strict-transport-security", HSTS);
-    const next = () => (secure || mode === "loopback" ? answer(req, res) : insecure(req, res));
-    if (guard === undefined) return next();
-    const verdict = guard(req, res);
-    if (verdict === false) return next();
-    if (verdict !== true) {
-      // Only with Redis; the store never rejects (it falls back to memory), so this catch is for bugs.
-      verdict.then(
-        (answered) => answered || next(),
-        (error: unknown) => {
-          console.error(`Internal error in the traffic guard: ${(error as Error).stack ?? String(error)}`);
-          next();
-        },
-      );
-    }
-  };
+  /** After the guard: HTTPS (or loopback) is answered, anything else redirected or refused. */
+  function pass(req: IncomingMessage, res: ServerResponse, secure: boolean): void {
+    if (secure || mode === "loopback") answer(req, res);
+    else insecure(req, res);
+  }
+  /**
+   * The listener of one socket kind, HTTPS or clear: everything goes through here, refusals first. No
+   * closure is made per request (tsx names every one it compiles, at a defineProperty each).
+   */
+  const listenerFor = (tlsSocket: boolean) =>
+    function listener(req: IncomingMessage, res: ServerResponse): void {
+      const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
+      if (secure) res.setHeader("strict-transport-security", HSTS);
+      if (guard !== undefined) {
+        const verdict = guard(req, res);
+        if (verdict === true) return;
+        if (verdict !== false) {
+          // Only with Redis; the store never rejects (it falls back to memory), so the second branch is for bugs.
+          verdict.then(
+            (answered) => answered || pass(req, res, secure),
+            (error: unknown) => {
+              console.error(`Internal error in the traffic guard: ${(error as Error).stack ?? String(error)}`);
+              pass(req, res, secure);
+            },
+          );
+          return;
+        }
+      }
+      pass(req, res, secure);
+    };
   const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
   let plain: Server | undefined;
   let port: number;
@@ -270,7 +280,8 @@ async function openTraffic(
 ): Promise<{ guard: TrafficGuard; client: ClientResolver; store: ThrottleStore; blockList: BlockList }> {
   const blockList = await openBlockList({ file: settings.blockList, reloadSeconds: settings.blockListReloadSeconds, log });
   const memory = new MemoryStore({ maxKeys: settings.maxTrackedClients });
-  const store: ThrottleStore = redisUrl ? createRedisStore({ url: redisUrl, timeoutMs: settings.redisTimeoutMs, fallback: memory, log }) : memory;
+  // The Redis client is loaded only where it is used: a single instance neither parses nor holds it.
+  const store: ThrottleStore = redisUrl ? (await import("./limits/redisStore.ts")).createRedisStore({ url: redisUrl, timeoutMs: settings.redisTimeoutMs, fallback: memory, log }) : memory;
   const client = createClientResolver({ proxies: new AddressList(settings.trustedProxies), hops: settings.proxyHops, header: settings.forwardedHeader });
   const guard = createTrafficGuard({ base, settings, policy, store, blockList, client });
   return { guard, client, store, blockList };

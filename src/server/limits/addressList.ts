@@ -9,6 +9,8 @@ const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 
 /** The address in the form lists hold: IPv4-mapped IPv6 as plain IPv4, zone ids dropped. */
 export function canonicalAddress(address: string): string {
+  // The common case, on every request: not "::ffff:..." (as sockets write it) and no zone: nothing to change.
+  if (address.charCodeAt(0) !== 58 && !address.includes("%")) return address;
   const mapped = MAPPED_V4.exec(address);
   if (mapped) return mapped[1]!;
   const zone = address.indexOf("%");
