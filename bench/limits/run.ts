@@ -8,11 +8,13 @@
  *    the abuser's answered requests with its limit (rate × duration + burst).
  * 2. Cost. The same server with and without the guard (bench/limits/server.ts, `--no-guard`), the guard
  *    on with a limit the load never reaches, wrk at c=32 on the hot route: req/s and server CPU µs per
- *    request.
+ *    request. With `--before COMMIT`, also `ashcast serve` of that commit (git archive into the temp dir,
+ *    this tree's node_modules) beside this tree's `ashcast serve`, both with the same high limit: what
+ *    the whole change costs per request, measured in the same run.
  *
  *   npx tsx bench/limits/run.ts [--duration 15] [--repeats 3] [--clients 16] [--client-rate 20]
  *                               [--rate 50] [--burst 100] [--abuser-connections 8] [--cost-duration 10]
- *                               [--quiet-wait 20] [--no-cost] [--no-docs]
+ *                               [--quiet-wait 20] [--no-cost] [--no-docs] [--before COMMIT]
  *
  * The server is pinned to core 0 (taskset); wrk and the well-behaved clients (this process) to core 1,
  * wrk at nice 19 so the clients' own timing is not delayed by the load generator beside them. Only
@@ -24,7 +26,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -62,10 +64,12 @@ interface Options {
   quietWait: number;
   cost: boolean;
   docs: boolean;
+  /** A commit whose `ashcast serve` is measured beside this tree's (the cost of the whole change, not only the guard). */
+  before: string | undefined;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = { duration: 15, repeats: 3, clients: 16, clientRate: 20, rate: 50, burst: 100, abuserConnections: 8, costDuration: 10, quietWait: 20, cost: true, docs: true };
+  const options: Options = { duration: 15, repeats: 3, clients: 16, clientRate: 20, rate: 50, burst: 100, abuserConnections: 8, costDuration: 10, quietWait: 20, cost: true, docs: true, before: undefined };
   const names: Record<string, keyof Options> = {
     "--duration": "duration",
     "--repeats": "repeats",
@@ -81,6 +85,10 @@ function parseOptions(argv: readonly string[]): Options {
     const flag = argv[i]!;
     if (flag === "--no-cost") options.cost = false;
     else if (flag === "--no-docs") options.docs = false;
+    else if (flag === "--before") {
+      options.before = argv[++i];
+      if (!options.before || spawnSync("git", ["rev-parse", "--verify", `${options.before}^{commit}`], { cwd: REPO }).status !== 0) throw new Error("--before takes a commit of this repository");
+    }
     else if (names[flag]) {
       const value = Number(argv[++i]);
       if (!Number.isFinite(value) || value <= 0) throw new Error(`${flag} takes a positive number`);
@@ -154,6 +162,22 @@ async function startServerProcess(distDir: string, guard: boolean, env: Record<s
   const deadline = Date.now() + 60_000;
   while (!output.includes("ready ")) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${output}`);
+    await sleep(50);
+  }
+  return { child, pid: child.pid!, url: `http://127.0.0.1:${port}${PRODUCT}/` };
+}
+
+/** `ashcast serve` of an application directory (this tree, or an archived commit), pinned to core 0. */
+async function startCliServer(appDir: string, distDir: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const [command, args] = pinned(SERVER_CPU, process.execPath, [path.join(appDir, "bin", "ashcast"), "serve", "--dist", distDir, "--port", String(port), "--host", "127.0.0.1"]);
+  const child = start(command, args, { ...process.env, ...env });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes("serving http://")) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`ashcast serve (${appDir}) did not start:\n${output}`);
     await sleep(50);
   }
   return { child, pid: child.pid!, url: `http://127.0.0.1:${port}${PRODUCT}/` };
@@ -311,20 +335,33 @@ async function main(): Promise<void> {
     }
     for (const mode of modes) await stop(mode.server.child);
 
-    // 2. Cost of the guard on the hot path
-    const cost: Array<{ guard: boolean; rps: number; cpuUs: number; p99Ms: number }> = [];
+    // 2. Cost on the hot path: the guard on and off (same code), and with --before the whole change (two CLIs).
+    const cost: CostRun[] = [];
     if (options.cost) {
+      const high = { ASHCAST_RATE_PER_SECOND: "1000000", ASHCAST_RATE_BURST: "1000000" };
+      const variants: Array<{ label: string; start: () => Promise<Server> }> = [
+        { label: "guard off", start: () => startServerProcess(distDir, false, high) },
+        { label: "guard on", start: () => startServerProcess(distDir, true, high) },
+      ];
+      if (options.before) {
+        const beforeDir = path.join(work, "before");
+        await mkdir(beforeDir);
+        const archive = spawnSync("sh", ["-c", `git archive ${options.before} | tar -x -C ${JSON.stringify(beforeDir)}`], { cwd: REPO });
+        if (archive.status !== 0) throw new Error(`git archive ${options.before} failed: ${archive.stderr}`);
+        await symlink(path.join(REPO, "node_modules"), path.join(beforeDir, "node_modules"));
+        variants.push({ label: `ashcast serve at ${options.before}`, start: () => startCliServer(beforeDir, distDir, high) }, { label: "ashcast serve, this tree", start: () => startCliServer(REPO, distDir, high) });
+      }
       for (let repeat = 0; repeat < options.repeats; repeat++) {
-        for (const guard of repeat % 2 === 0 ? [false, true] : [true, false]) {
-          const s = await startServerProcess(distDir, guard, { ASHCAST_RATE_PER_SECOND: "1000000", ASHCAST_RATE_BURST: "1000000" });
+        for (const variant of repeat % 2 === 0 ? variants : [...variants].reverse()) {
+          const s = await variant.start();
           await wrk(s.url, "bench/1 ops@example.org", 2, 32, false); // warm-up
           await waitQuiet(options.quietWait);
           const before = cpuSeconds(s.pid);
           const result = await wrk(s.url, "bench/1 ops@example.org", options.costDuration, 32, false);
           const cpu = cpuSeconds(s.pid) - before;
           if (result.refused > 0) throw new Error(`the high limit refused ${result.refused} requests: the cost run would measure 429s`);
-          cost.push({ guard, rps: result.rps, cpuUs: (cpu * 1e6) / result.requests, p99Ms: result.p99Ms });
-          say(`cost, guard ${guard ? "on " : "off"}: ${int(result.rps)} req/s, ${fmt((cpu * 1e6) / result.requests, 1)} µs CPU/req`);
+          cost.push({ label: variant.label, rps: result.rps, cpuUs: (cpu * 1e6) / result.requests, p99Ms: result.p99Ms });
+          say(`cost, ${variant.label}: ${int(result.rps)} req/s, ${fmt((cpu * 1e6) / result.requests, 1)} µs CPU/req`);
           await stop(s.child);
         }
       }
@@ -339,7 +376,14 @@ async function main(): Promise<void> {
   }
 }
 
-function report(options: Options, modes: AbuseRun[], cost: Array<{ guard: boolean; rps: number; cpuUs: number; p99Ms: number }>): string {
+interface CostRun {
+  label: string;
+  rps: number;
+  cpuUs: number;
+  p99Ms: number;
+}
+
+function report(options: Options, modes: AbuseRun[], cost: CostRun[]): string {
   // What the limit allows over the time wrk really ran (it runs a little over --duration).
   const allowedFor = (a: WrkResult) => Math.ceil(options.rate * a.seconds) + options.burst;
   const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO, encoding: "utf8" }).stdout.trim();
@@ -374,23 +418,25 @@ function report(options: Options, modes: AbuseRun[], cost: Array<{ guard: boolea
     );
   }
   lines.push("", ...verdicts);
-  const r = { cost };
-  if (r.cost.length) {
-    const on = r.cost.filter((c) => c.guard);
-    const off = r.cost.filter((c) => !c.guard);
-    const rpsRatio = median(on.map((c) => c.rps)) / median(off.map((c) => c.rps));
-    const cpuDelta = median(on.map((c) => c.cpuUs)) - median(off.map((c) => c.cpuUs));
+  if (cost.length) {
+    const labels = [...new Set(cost.map((c) => c.label))];
+    const of = (label: string) => cost.filter((c) => c.label === label);
+    const med = (label: string, key: "rps" | "cpuUs" | "p99Ms") => median(of(label).map((c) => c[key]));
     lines.push(
       "",
-      `**Cost of the guard on the hot path.** The same server (bench/limits/server.ts) with the guard on (limit 1,000,000 req/s: every request classified, keyed and counted, none refused) and off, wrk 1 thread, 32 keep-alive connections, ${options.costDuration} s on \`/\` with a User-Agent, ${options.repeats} repeats interleaved (order alternating), medians.`,
+      `**Cost on the hot path.** The same server (bench/limits/server.ts) with the guard on (limit 1,000,000 req/s: every request classified, keyed and counted, none refused) and off${options.before ? `, and \`ashcast serve\` at ${options.before} beside this tree's (the same high limit)` : ""}; wrk 1 thread, 32 keep-alive connections, ${options.costDuration} s on \`/\` with a User-Agent, ${options.repeats} repeats interleaved (order alternating), medians.`,
       "",
-      "| guard | req/s | p99 ms | server CPU µs/req |",
-      "|---|---|---|---|",
-      `| off | ${int(median(off.map((c) => c.rps)))} | ${fmt(median(off.map((c) => c.p99Ms)))} | ${fmt(median(off.map((c) => c.cpuUs)), 1)} |`,
-      `| on | ${int(median(on.map((c) => c.rps)))} | ${fmt(median(on.map((c) => c.p99Ms)))} | ${fmt(median(on.map((c) => c.cpuUs)), 1)} |`,
+      "| server | req/s | p99 ms | server CPU µs/req | req/s of the repeats |",
+      "|---|---|---|---|---|",
+      ...labels.map((label) => `| ${label} | ${int(med(label, "rps"))} | ${fmt(med(label, "p99Ms"))} | ${fmt(med(label, "cpuUs"), 1)} | ${of(label).map((c) => int(c.rps)).join(", ")} |`),
       "",
-      `- With the guard, ${fmt(rpsRatio, 3)}× the req/s of the same server without it; ${cpuDelta >= 0 ? "+" : ""}${fmt(cpuDelta, 1)} µs of server CPU per request (spread of the runs: on ${on.map((c) => int(c.rps)).join(", ")}; off ${off.map((c) => int(c.rps)).join(", ")} req/s).`,
+      `- The guard: ${fmt(med("guard on", "rps") / med("guard off", "rps"), 3)}× the req/s, ${fmt(med("guard on", "cpuUs") - med("guard off", "cpuUs"), 1)} µs of server CPU per request.`,
     );
+    if (options.before) {
+      const a = `ashcast serve at ${options.before}`;
+      const b = "ashcast serve, this tree";
+      lines.push(`- The whole change (\`ashcast serve\`, this tree vs ${options.before}): ${fmt(med(b, "rps") / med(a, "rps"), 3)}× the req/s, ${fmt(med(b, "cpuUs") - med(a, "cpuUs"), 1)} µs of server CPU per request.`);
+    }
   }
   lines.push("", "The machine is shared (2 cores, other work running): absolute figures vary between runs; the ratios measured within one run are the figures to compare.", "");
   return lines.join("\n");
