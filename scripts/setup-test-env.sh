@@ -4,8 +4,9 @@
 # netcdf-bin: ncgen/ncdump, to make NetCDF-3 fixtures and check the NetCDF-4 we generate.
 # gdal-bin: ogrinfo, a real KML reader, and gdal_contour, the contouring peer of the benchmark.
 # chromium: the headless browser the viewer tests drive through playwright-core (never a downloaded one).
+# redis-server: a real Redis for the shared-throttle tests (two servers, one limit); tests start their own on a free port.
 set -euo pipefail
-packages=(libxml2-utils netcdf-bin gdal-bin chromium)
+packages=(libxml2-utils netcdf-bin gdal-bin chromium redis-server)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

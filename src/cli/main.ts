@@ -6,6 +6,8 @@
 import { Command, CommanderError, Option } from "commander";
 import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import { signInSettings, startServer } from "../server/serve.ts";
+import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
+import { AddressList } from "../server/limits/addressList.ts";
 import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
@@ -22,6 +24,11 @@ interface ServeFlags {
   removedVersions: string;
   users?: string;
   accessRules?: string;
+  traffic?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  httpPort?: string;
+  trustedProxies?: string;
 }
 
 const untilSignal = () =>
@@ -92,13 +99,36 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", process.env.ASHCAST_PREFIX ?? "")
       .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "")
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
-      .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES);
+      .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES)
+      .option("--traffic <file>", "limits per route class, generic agents, trusted proxies, block list (env ASHCAST_TRAFFIC_FILE; default config/traffic.json if it exists, else templates/traffic.json's values)")
+      .option("--tls-cert <file>", "PEM certificate: serve HTTPS directly (env ASHCAST_TLS_CERT)", process.env.ASHCAST_TLS_CERT)
+      .option("--tls-key <file>", "PEM private key of --tls-cert (env ASHCAST_TLS_KEY)", process.env.ASHCAST_TLS_KEY)
+      .option("--http-port <n>", "with TLS: a plain-HTTP port that redirects GET/HEAD to HTTPS and refuses the rest (env ASHCAST_HTTP_PORT)", process.env.ASHCAST_HTTP_PORT)
+      .option("--trusted-proxies <list>", "comma-separated addresses or CIDR ranges of TLS-terminating proxies, whose X-Forwarded-For/-Proto are believed (env ASHCAST_TRUSTED_PROXIES; replaces the traffic file's)", process.env.ASHCAST_TRUSTED_PROXIES);
 
-  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor }) => {
+  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor }, checkedTraffic?: TrafficSettings) => {
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
+    const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
+    if (flags.trustedProxies !== undefined) {
+      const proxies = flags.trustedProxies.split(",").map((entry) => entry.trim()).filter(Boolean);
+      for (const entry of proxies) {
+        const problem = AddressList.problem(entry);
+        if (problem) throw new UserError(problem, { where: "--trusted-proxies", fix: "give addresses or CIDR ranges separated by commas, e.g. 10.0.0.0/8,192.0.2.7" });
+      }
+      traffic.trustedProxies = proxies;
+    }
+    if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UserError("TLS needs both a certificate and its key", { where: flags.tlsCert === undefined ? "--tls-cert" : "--tls-key", fix: "give both --tls-cert and --tls-key, or neither" });
+    let httpPort: number | undefined;
+    if (flags.httpPort !== undefined) {
+      httpPort = Number(flags.httpPort);
+      if (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port", fix: "give a number from 0 to 65535" });
+      if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
+    }
     const server = await startServer({
       distDir,
+      traffic,
+      ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey, ...(httpPort !== undefined ? { httpPort } : {}) } } : {}),
       port,
       host: flags.host,
       prefix: flags.prefix,
@@ -108,7 +138,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(operator ? { operator } : {}),
       log: (line) => out(stamp(line)),
     });
-    out(stamp(`serving ${server.url}/ from ${distDir}`));
+    out(stamp(`serving ${server.url}/ from ${distDir}${server.httpUrl ? ` (plain HTTP on ${server.httpUrl}/ redirects to it)` : ""}`));
     return server;
   };
 
@@ -129,11 +159,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
       // build; `serve` is stopped by startServer itself, before it listens.
       await signInSettings(flags.users);
+      // A broken traffic file too: before the first build, not minutes later.
+      const traffic = await loadTraffic(flags.traffic);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings, jobs: watcher });
+      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings, jobs: watcher }, traffic);
       await untilSignal();
       await server.close();
       await watcher.close();

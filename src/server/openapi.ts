@@ -66,6 +66,35 @@ const dataErrors = {
   "504": problem("Gateway timeout"),
 };
 
+/** What the traffic guard in front of every route may answer (issue 6): blocked, throttled or unidentified, and plain HTTP. */
+const throttleHeaders = {
+  "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } },
+  "RateLimit-Policy": { description: 'The limit of this route class (IETF draft), e.g. `"data";q=100;w=5`', schema: { type: "string" } },
+  RateLimit: { description: 'What is left of it, e.g. `"data";r=0;t=3` (on throttled answers)', schema: { type: "string" } },
+};
+const trafficErrors = {
+  "301": { description: "Over plain HTTP (GET, HEAD): the same address over https (Location)" },
+  "403": problem("The client is blocked; over plain HTTP, a request that carries credentials or a body"),
+  "429": { ...problem("Too many requests from this client (User-Agent and address) for this route class, or no User-Agent: identify your client (see /doc/TermsOfService)"), headers: throttleHeaders },
+};
+
+/** Every operation lists the traffic guard's answers; statuses it documents itself keep their text, with the guard's body added. */
+function withTrafficAnswers(paths: Record<string, unknown>): Record<string, unknown> {
+  for (const operations of Object.values(paths) as Array<Record<string, { responses: Record<string, Record<string, unknown>> }>>) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, answer] of Object.entries(trafficErrors)) {
+        const own = operation.responses[status];
+        if (own === undefined) operation.responses[status] = answer;
+        else if (status === "429") {
+          const content = { ...(answer as { content: object }).content, ...(own.content as object | undefined) };
+          operation.responses[status] = { ...own, description: `${String(own.description)}; or ${answer.description.charAt(0).toLowerCase()}${answer.description.slice(1)}`, content, headers: throttleHeaders };
+        } else if (status === "403") operation.responses[status] = { ...own, description: `${String(own.description)}; or ${answer.description.charAt(0).toLowerCase()}${answer.description.slice(1)}` };
+      }
+    }
+  }
+  return paths;
+}
+
 const oauthError = (description: string) => ({ description, content: { [JSON_TYPE]: { schema: ref("OAuthError") } } });
 
 function login(summary: string): Record<string, unknown> {
@@ -129,7 +158,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
     },
     servers: [{ url: `${options.prefix ?? ""}${PRODUCT_PATH}` }],
     tags: [{ name: "data" }, { name: "metadata" }, { name: "auth" }, { name: "operator" }],
-    paths: {
+    paths: withTrafficAnswers({
       "/token": login("Sign in: a bearer token for a user's username and password (OAuth 2.0 password grant)"),
       "/login": login("The same as /token"),
       "/": get("The run for a reftime, or the latest (JSON, or PNG by Accept)", "data", modelResponses, [reftimeParameter]),
@@ -351,7 +380,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         "405": dataErrors["405"],
         ...authErrors,
       }),
-    },
+    }),
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A token from POST /token, in `Authorization: Bearer <token>`" } },
       schemas: {

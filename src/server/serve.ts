@@ -5,7 +5,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import { getRequestListener } from "@hono/node-server";
 import { createApp, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
@@ -29,6 +30,13 @@ import { loadUsersForServer, resolveUsersFile, updateUsers, type UsersFile } fro
 import { hashPassword, parseStoredHash, type Pepper } from "../auth/passwords.ts";
 import { formatError, UserError } from "../errors.ts";
 import { oneAtATime } from "../flow/oneAtATime.ts";
+import { AddressList } from "./limits/addressList.ts";
+import { openBlockList, type BlockList } from "./limits/blockList.ts";
+import { createClientResolver, type ClientResolver } from "./limits/clientAddress.ts";
+import { MemoryStore, type ThrottleStore } from "./limits/gcra.ts";
+import { createTrafficGuard, type TrafficGuard } from "./limits/guard.ts";
+import type { TrafficSettings } from "./limits/trafficConfig.ts";
+import { checkClearBinding, createInsecureAnswer, HSTS, type TransportMode } from "./transport.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -44,7 +52,16 @@ export interface ServeOptions {
   operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string; jobs?: JobExecutor };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
-  /** Where AUTH_HASH_SALT and ASHCAST_TOKEN_KEY are read; process.env by default. */
+  /**
+   * Throttling, identification, the block list and the trusted proxies (loadTraffic reads them); without it
+   * none of them apply (the CLI always gives it; tests of other things leave it out).
+   */
+  traffic?: TrafficSettings;
+  /** The service terminates TLS: PEM certificate and key files; `httpPort` opens a plain listener that redirects to HTTPS. */
+  tls?: { certFile: string; keyFile: string; httpPort?: number };
+  /** Redis for throttle state shared by every instance; env REDIS_URL by default; in memory per instance without it. */
+  redisUrl?: string;
+  /** Where AUTH_HASH_SALT, ASHCAST_TOKEN_KEY and REDIS_URL are read; process.env by default. */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
@@ -54,6 +71,10 @@ export interface RunningServer {
   source: ReleaseSource;
   /** Requests answered by the fast path in front of the app. */
   fastPath: FastPath;
+  /** The plain-HTTP listener that redirects to HTTPS, when one was asked for. */
+  httpUrl?: string;
+  /** The throttle's store and the block list, when traffic settings were given. */
+  traffic?: { store: ThrottleStore; blockList: BlockList; guard: TrafficGuard };
   close(): Promise<void>;
 }
 
@@ -70,6 +91,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     rules: accessRules,
     verifier: key ? createTokenVerifier({ key, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE }) : undefined,
   });
+  const mode: TransportMode = options.tls ? "tls" : (options.traffic?.trustedProxies.length ?? 0) > 0 ? "proxy" : "loopback";
+  checkClearBinding(options.host, mode);
+  const tlsFiles = options.tls ? await readTlsFiles(options.tls) : undefined;
+  const redisUrl = options.traffic ? (options.redisUrl ?? env.REDIS_URL) || undefined : undefined;
+  if (redisUrl !== undefined) checkRedisUrl(redisUrl);
   const representations = new Representations();
   const pipeline = options.operator?.pipeline ?? {};
   if (options.operator) {
@@ -90,6 +116,21 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       signIn: { configured: tokenEndpoint !== undefined, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS },
       accessRules: { source: options.accessRulesFile ? "file" : "defaults", rules: accessRules },
       operatorActions: { withdraw: options.operator !== undefined, upload: options.operator !== undefined },
+      transport: { mode, hsts: mode === "loopback" ? null : HSTS, plainHttpListener: options.tls?.httpPort !== undefined },
+      traffic: options.traffic
+        ? {
+            limits: options.traffic.limits,
+            key: "User-Agent (or a browser's Origin / Referer) and client address, per route class",
+            sharedState: redisUrl ? "redis (each instance on its own while Redis is unreachable)" : "memory (this instance)",
+            maxTrackedClients: options.traffic.maxTrackedClients,
+            genericUserAgents: options.traffic.genericUserAgents,
+            trustedProxies: options.traffic.trustedProxies.length,
+            proxyHops: options.traffic.proxyHops,
+            forwardedHeader: options.traffic.forwardedHeader,
+            blockListReloadSeconds: options.traffic.blockListReloadSeconds,
+            holdRefusalsMs: options.traffic.holdRefusalsMs,
+          }
+        : null,
     },
     ...(options.operator
       ? {
@@ -105,31 +146,150 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       : {}),
   });
   const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
+  // Opened last before listening: the Redis client and the block list's timer are closed again if listening fails.
+  const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
   const answerWithApp = getRequestListener(app.fetch);
-  const server: Server = createServer((req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     if (!fastPath(req, res)) void answerWithApp(req, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
+  };
+  // Behind a proxy, https is on its default port; with TLS here, on ours (known once listening, for port 0).
+  let insecure = createInsecureAnswer({ httpsPort: undefined });
+  const resolver = traffic?.client;
+  const guard = traffic?.guard;
+  /** After the guard: HTTPS (or loopback) is answered, anything else redirected or refused. */
+  function pass(req: IncomingMessage, res: ServerResponse, secure: boolean): void {
+    if (secure || mode === "loopback") answer(req, res);
+    else insecure(req, res);
+  }
+  /**
+   * The listener of one socket kind, HTTPS or clear: everything goes through here, refusals first. No
+   * closure is made per request (tsx names every one it compiles, at a defineProperty each).
+   */
+  const listenerFor = (tlsSocket: boolean) =>
+    function listener(req: IncomingMessage, res: ServerResponse): void {
+      const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
+      if (secure) res.setHeader("strict-transport-security", HSTS);
+      if (guard !== undefined) {
+        const verdict = guard(req, res);
+        if (verdict === true) return;
+        if (verdict !== false) {
+          // Only with Redis; the store never rejects (it falls back to memory), so the second branch is for bugs.
+          verdict.then(
+            (answered) => answered || pass(req, res, secure),
+            (error: unknown) => {
+              console.error(`Internal error in the traffic guard: ${(error as Error).stack ?? String(error)}`);
+              pass(req, res, secure);
+            },
+          );
+          return;
+        }
+      }
+      pass(req, res, secure);
+    };
+  const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
+  let plain: Server | undefined;
+  let port: number;
+  let plainPort: number | undefined;
+  try {
+    port = await listenOn(server, options.port, options.host, "--port");
+    if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
+    if (options.tls?.httpPort !== undefined) {
+      plain = createServer(listenerFor(false));
+      plainPort = await listenOn(plain, options.tls.httpPort, options.host, "--http-port");
+    }
+  } catch (error) {
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    traffic?.blockList.close();
+    await traffic?.store.close();
+    source.close();
+    throw error;
+  }
+  const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+  const httpUrl = plainPort === undefined ? undefined : `http://${hostInUrl}:${plainPort}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+  if (mode === "loopback") log(`plain HTTP on ${options.host} only: no TLS (--tls-cert, --tls-key) and no trusted proxy configured, so no public address may be served`);
+  else if (mode === "proxy") log(`HTTPS through ${options.traffic!.trustedProxies.length} trusted prox${options.traffic!.trustedProxies.length === 1 ? "y" : "ies"}: what they did not receive over HTTPS is redirected or refused`);
+  const closeServer = (s: Server) =>
+    new Promise<void>((resolve) => {
+      s.close(() => resolve());
+      s.closeAllConnections();
     });
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
   return {
     url,
     source,
     fastPath,
-    close: () =>
-      new Promise<void>((resolve) => {
-        source.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    ...(httpUrl ? { httpUrl } : {}),
+    ...(traffic ? { traffic: { store: traffic.store, blockList: traffic.blockList, guard: traffic.guard } } : {}),
+    close: async () => {
+      source.close();
+      traffic?.blockList.close();
+      await Promise.all([closeServer(server), ...(plain ? [closeServer(plain)] : [])]);
+      await traffic?.store.close();
+    },
   };
+}
+
+/** A REDIS_URL the client could not use stops the start, naming the variable (its password never shown). */
+function checkRedisUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (parsed === undefined || !["redis:", "rediss:"].includes(parsed.protocol) || parsed.hostname === "") {
+    throw new UserError("REDIS_URL is not a Redis address", { where: "REDIS_URL", fix: "set it to redis://[:password@]host[:port][/db] (rediss:// for TLS), or unset it to keep the throttle state in memory" });
+  }
+}
+
+/** Listens; a port in use or not allowed is the operator's to fix, so it is a UserError naming the option. */
+function listenOn(server: Server, port: number, host: string, option: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new UserError(`port ${port} on ${host} is in use`, { where: option, fix: "stop what listens there, or choose another port", cause: error }));
+      else if (error.code === "EACCES") reject(new UserError(`not allowed to listen on port ${port}`, { where: option, fix: "use a port above 1023, or give node the right to bind low ports (CAP_NET_BIND_SERVICE)", cause: error }));
+      else if (error.code === "EADDRNOTAVAIL") reject(new UserError(`${host} is not an address of this machine`, { where: "--host", fix: "give an address of one of its interfaces, e.g. 127.0.0.1", cause: error }));
+      else reject(error);
+    };
+    server.once("error", failed);
+    server.listen(port, host, () => {
+      server.off("error", failed);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
+async function readTlsFiles(tls: NonNullable<ServeOptions["tls"]>): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = (file: string, option: string) =>
+    readFile(file).catch((error: Error) => {
+      throw new UserError(`cannot read the TLS ${option === "--tls-cert" ? "certificate" : "key"}: ${error.message}`, { where: option, fix: "give the path of a PEM file the service's account may read", cause: error });
+    });
+  const files = { cert: await read(tls.certFile, "--tls-cert"), key: await read(tls.keyFile, "--tls-key") };
+  try {
+    // Checked now, so a wrong pair stops the start instead of failing every handshake.
+    (await import("node:tls")).createSecureContext(files);
+  } catch (error) {
+    throw new UserError(`the TLS certificate and key cannot be used: ${(error as Error).message}`, { where: `${tls.certFile}, ${tls.keyFile}`, fix: "give a PEM certificate and its own private key (unencrypted)", cause: error });
+  }
+  return files;
+}
+
+/** The throttle store (Redis or memory), the block list, the client resolver and the guard, made once. */
+async function openTraffic(
+  settings: TrafficSettings,
+  base: string,
+  policy: import("../auth/accessRules.ts").AccessPolicy,
+  redisUrl: string | undefined,
+  log: (line: string) => void,
+): Promise<{ guard: TrafficGuard; client: ClientResolver; store: ThrottleStore; blockList: BlockList }> {
+  const blockList = await openBlockList({ file: settings.blockList, reloadSeconds: settings.blockListReloadSeconds, log });
+  const memory = new MemoryStore({ maxKeys: settings.maxTrackedClients });
+  // The Redis client is loaded only where it is used: a single instance neither parses nor holds it.
+  const store: ThrottleStore = redisUrl ? (await import("./limits/redisStore.ts")).createRedisStore({ url: redisUrl, timeoutMs: settings.redisTimeoutMs, fallback: memory, log }) : memory;
+  const client = createClientResolver({ proxies: new AddressList(settings.trustedProxies), hops: settings.proxyHops, header: settings.forwardedHeader });
+  const guard = createTrafficGuard({ base, settings, policy, store, blockList, client });
+  return { guard, client, store, blockList };
 }
 
 /**
