@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { http } from "../server/serverFixtures.ts";
 import { findTemporaries, inspectServedTree, reftimeAt, seededRandom, spawnBuild, writeRun, type RunSpec } from "./crashFixtures.ts";
-import { LONG_TESTS } from "../fuzz/stress.ts";
+import { LONG_TESTS } from "../stress.ts";
 
 const FS_BYTES = 24 * 1024 * 1024;
 const LAYERS = ["advisory.kml"] as const;

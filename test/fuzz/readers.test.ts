@@ -5,7 +5,7 @@
  * throws. Valid generated inputs read back to the values they were made from.
  *
  * Replay a failure with ASHCAST_FUZZ_SEED=<seed> (fast-check prints the seed and the shrunk input);
- * ASHCAST_LONG_TESTS=1 runs twenty times as many cases.
+ * ASHCAST_LONG_TESTS=1 runs twenty times as many cases (README.md, Quick start).
  */
 import { readFile } from "node:fs/promises";
 import fc from "fast-check";
@@ -20,7 +20,7 @@ import { wmsCapabilitiesReader } from "../../src/build/readers/wmsCapabilities.t
 import { RunManifest } from "../../src/build/runManifest.ts";
 import { reftimeParameter } from "../../src/server/select.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../src/time/instant.ts";
-import { fuzzSeed, iterations } from "./stress.ts";
+import { fuzzSeed, iterations } from "../stress.ts";
 
 const REAL = "/work/shared/data/real";
 const SEED = fuzzSeed();

@@ -25,7 +25,7 @@ import { writeUsers } from "../../src/auth/users.ts";
 import { startWatchWorker, type WatchWorker } from "../../src/build/watchWorker.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { addRun, http, makeSite, PUBLIC_URL, type RawResponse, type Site } from "../server/serverFixtures.ts";
-import { fuzzSeed, iterations } from "./stress.ts";
+import { fuzzSeed, iterations } from "../stress.ts";
 
 const SECRET = "pepper-for-fuzz-0123456789";
 const TOKEN_KEY = Buffer.alloc(32, 9);

@@ -1,6 +1,6 @@
 /**
  * How hard the stress suites push. The default run stays short enough for every `npm test`;
- * ASHCAST_LONG_TESTS=1 multiplies the fuzz and crash iterations (see README.md, "Long stress runs").
+ * ASHCAST_LONG_TESTS=1 multiplies the fuzz and crash iterations (the command is in README.md, Quick start).
  */
 export const LONG_TESTS = process.env.ASHCAST_LONG_TESTS === "1";
 
