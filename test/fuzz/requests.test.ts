@@ -76,12 +76,18 @@ function matchTemplate(doc: OpenApi, below: string): string | undefined {
 
 /**
  * The path a raw request path means, by RFC 3986 rules as security.md states them (stated here
- * independently of src/auth): up to three rounds of percent-decoding, empty and '.' segments dropped,
+ * independently of src/auth): the URL's own path, then up to three rounds of percent-decoding, empty and '.' segments dropped,
  * '..' resolved (at the root it stays there, as URL parsing does); undefined when it cannot be read (a stray '%',
  * a control character, a backslash).
  */
 function canonicalPath(raw: string): string | undefined {
-  let path = raw;
+  // The server sees the request target as a WHATWG URL: dot segments (also %2e) resolved first, so `/a//../b` is `/a/b`.
+  let path: string;
+  try {
+    path = new URL(`http://fuzz.invalid${raw}`).pathname;
+  } catch {
+    return undefined;
+  }
   for (let round = 0; round < 3 && path.includes("%"); round++) {
     try {
       path = decodeURIComponent(path);
