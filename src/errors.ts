@@ -42,7 +42,7 @@ export function outOfSpace(error: unknown): UserError | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (!(error instanceof Error) || code === undefined || !OUT_OF_SPACE.has(code)) return undefined;
   const file = (error as NodeJS.ErrnoException).path;
-  return new UserError(`the disk is full (${error.message})`, {
+  return new UserError(`no space left to write the output: the disk, a quota or a file size limit is full (${error.message})`, {
     ...(file === undefined ? {} : { where: file }),
     fix: "free space on the file system that holds the output (dist/) and build again; the release served before stays served",
     cause: error,
