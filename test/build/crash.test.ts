@@ -86,7 +86,8 @@ async function waitForPhase(spawned: SpawnedBuild, distDir: string, phase: Phase
   let staging: string | undefined;
   while (running) {
     if (phase === "lock") {
-      if ((await readFile(path.join(distDir, ".build.lock"), "utf8").catch(() => "")).trim() === String(pid)) return;
+      // The lock file holds "<pid> <random>": the first word is the holder.
+      if ((await readFile(path.join(distDir, ".build.lock"), "utf8").catch(() => "")).split(/\s/)[0] === String(pid)) return;
     } else if (!staging) {
       staging = (await readdir(releases).catch(() => [] as string[])).find((name) => name.startsWith(mine));
       if (staging && phase === "staging") return;
