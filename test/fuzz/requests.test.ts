@@ -11,6 +11,9 @@
  * gets 405, an auth refusal, or the CORS preflight answer for OPTIONS); and a protected request never
  * succeeds without an operator's token.
  *
+ * Also: a resource name finds a body only when it is listed exactly (every respelling of every listed name,
+ * then random names).
+ *
  * Replay a failure with ASHCAST_FUZZ_SEED=<seed> (printed, and in fast-check's report);
  * ASHCAST_LONG_TESTS=1 sends twenty times as many requests.
  */
@@ -315,7 +318,7 @@ describe("request fuzzer from /openapi.json", () => {
     expect(openapi.status).toBe(200);
     doc = openapi.json() as OpenApi;
     const names = await http(server, "/resources", { headers: { "user-agent": "fuzz/1.0" } });
-    context.resourceNames = (names.json() as string[]).slice(0, 20);
+    context.resourceNames = (names.json() as string[]).slice(0, 200);
     const viewer = await http(server, "/viewer/", { headers: { "user-agent": "fuzz/1.0" } });
     context.viewerFiles = [...new Set([...viewer.text().matchAll(/(?:src|href)="(?:\.\/)?([A-Za-z0-9._-]+)"/g)].map((m) => m[1]!))];
   }, 120_000);
@@ -330,6 +333,32 @@ describe("request fuzzer from /openapi.json", () => {
   it("the document lists the addresses the fuzzer starts from", () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/", "/reftimes", "/resources", "/datasets", "/jobs", "/jobs/{id}", "/upload", "/withdraw", "/token"]));
     expect(context.resourceNames.length).toBeGreaterThan(0);
+  });
+
+  it("a resource name finds a body only when it is listed, exactly as listed (every respelling of every listed name, then a property)", { timeout: 120_000 }, async () => {
+    const listed = new Set(context.resourceNames);
+    const get = (value: string) => http(server, `/resources?name=${encodeURIComponent(value)}`, { headers: { "user-agent": "fuzz/1.0" } });
+    const check = (value: string, status: number) => {
+      const where = `name ${JSON.stringify(value)} -> ${status} (seed ${SEED}: rerun with ASHCAST_FUZZ_SEED=${SEED})`;
+      expect([200, 400, 404], where).toContain(status);
+      if (status === 200) expect(listed.has(value), where).toBe(true);
+    };
+    const prefixes = ["../", "./", "/", "%2e%2e/", "..\\", "x/../", "current/", "releases/../"];
+    const suffixes = ["\u0000", "/", "/.", ".bak", "%00", " ", "/../volcanoes.json"];
+    const respellings = (name: string) => [...prefixes.map((p) => p + name), ...suffixes.map((x) => name + x), name.toUpperCase(), name.replace(/\//g, "\\"), name.replace(/\//g, "//")];
+    for (const name of context.resourceNames) {
+      expect((await get(name)).status, name).toBe(200);
+      for (const value of respellings(name)) check(value, (await get(value)).status);
+    }
+    const anyName = fc.oneof(
+      fc.tuple(fc.constantFrom(...context.resourceNames), fc.nat()).map(([name, i]) => respellings(name)[i % respellings(name).length]!),
+      fc.constantFrom("index.json", "../index.json", "../../index.json", "/etc/passwd", "current/index.json", "report.json", "..", ".", ""),
+      fc.string({ maxLength: 30 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(anyName, async (value) => check(value, (await get(value)).status)),
+      { seed: SEED, numRuns: iterations(150) },
+    );
   });
 
   it(`${REQUESTS} seeded random requests: no 5xx, only documented statuses, no protected success without an operator token`, { timeout: 600_000 }, async () => {
