@@ -31,10 +31,28 @@ export class InternalError extends AshcastError {
   }
 }
 
+const OUT_OF_SPACE = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
+
+/**
+ * A write that failed because the disk (or a quota, or a file size limit) is full is not a bug in ashcast:
+ * the same error as a UserError that says so and what to do; undefined for any other error.
+ * @example outOfSpace(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }))?.fix
+ */
+export function outOfSpace(error: unknown): UserError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (!(error instanceof Error) || code === undefined || !OUT_OF_SPACE.has(code)) return undefined;
+  const file = (error as NodeJS.ErrnoException).path;
+  return new UserError(`no space left to write the output: the disk, a quota or a file size limit is full (${error.message})`, {
+    ...(file === undefined ? {} : { where: file }),
+    fix: "free space on the file system that holds the output (dist/) and build again; the release served before stays served",
+    cause: error,
+  });
+}
+
 /** Turns any thrown value into the text a person should read: the cause chain, and a stack only for bugs. */
 export function formatError(error: unknown): string {
   const lines: string[] = [];
-  let current: unknown = error;
+  let current: unknown = outOfSpace(error) ?? error;
   for (let depth = 0; current !== undefined && depth < 8; depth++) {
     const prefix = depth === 0 ? "" : "caused by: ";
     if (current instanceof UserError) {

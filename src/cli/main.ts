@@ -8,7 +8,7 @@ import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import { signInSettings, startServer } from "../server/serve.ts";
 import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
 import { AddressList } from "../server/limits/addressList.ts";
-import { AshcastError, UserError, formatError, InternalError } from "../errors.ts";
+import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
@@ -253,6 +253,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     err(formatError(error));
-    return error instanceof AshcastError && !(error instanceof InternalError) ? EXIT.usage : EXIT.internal;
+    return (error instanceof AshcastError && !(error instanceof InternalError)) || outOfSpace(error) ? EXIT.usage : EXIT.internal;
   }
 }

@@ -54,7 +54,12 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     preserveOrder: options.preserveOrder ?? false,
     ...(arrays && !options.preserveOrder ? { isArray: (name: string) => arrays.has(name) } : {}),
   });
-  return parser.parse(text);
+  try {
+    return parser.parse(text);
+  } catch (error) {
+    // The validator lets through some documents the parser refuses (a declaration whose quotes do not match).
+    throw new XmlInputError(`not well-formed XML: ${(error as Error).message.replace(/\.$/, "")}`, { cause: error });
+  }
 }
 
 function decodeXmlText(bytes: Buffer): string {

@@ -4,7 +4,8 @@
  * before the first release). The next build must recover: no temporaries, no stale lock, every run.
  * Real files in a temporary directory, a real child process, a real SIGKILL; no mocks.
  *
- * Reproduce a failure with ASHCAST_CRASH_SEED=<seed printed by the failing run>.
+ * Reproduce a failure with ASHCAST_CRASH_SEED=<seed printed by the failing run>; ASHCAST_LONG_TESTS=1
+ * kills ten times as often (the command is in README.md, Quick start).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
@@ -31,15 +32,16 @@ import {
   type RunSpec,
   type SpawnedBuild,
 } from "./crashFixtures.ts";
+import { iterations, LONG_TESTS } from "../stress.ts";
 
 const RUN_COUNT = 24;
 /** Kills while the CLI starts (loads its modules), before it takes the lock and touches dist. */
-const STARTUP_KILLS = 1;
+const STARTUP_KILLS = iterations(1, 10);
 /** Kills while the build works (after it took the lock). */
-const BUILD_KILLS = 5;
+const BUILD_KILLS = iterations(5, 10);
 /** Kills aimed at the last phase of a build, and at the moments around the switch to the new release. */
-const PHASE_KILLS = 2;
-const SWITCH_KILLS = 3;
+const PHASE_KILLS = iterations(2, 10);
+const SWITCH_KILLS = iterations(3, 10);
 const SWITCH_SPAN_MS = 40;
 const STEPS = 3;
 const LAYERS = ["advisory.kml"] as const;
@@ -84,7 +86,8 @@ async function waitForPhase(spawned: SpawnedBuild, distDir: string, phase: Phase
   let staging: string | undefined;
   while (running) {
     if (phase === "lock") {
-      if ((await readFile(path.join(distDir, ".build.lock"), "utf8").catch(() => "")).trim() === String(pid)) return;
+      // The lock file holds "<pid> <random>": the first word is the holder.
+      if ((await readFile(path.join(distDir, ".build.lock"), "utf8").catch(() => "")).split(/\s/)[0] === String(pid)) return;
     } else if (!staging) {
       staging = (await readdir(releases).catch(() => [] as string[])).find((name) => name.startsWith(mine));
       if (staging && phase === "staging") return;
@@ -103,7 +106,7 @@ async function releaseDirs(distDir: string): Promise<string[]> {
 }
 
 describe("SIGKILL during a build", () => {
-  test(`killed ${STARTUP_KILLS + BUILD_KILLS + PHASE_KILLS + SWITCH_KILLS} times at seeded random moments, the served tree is always one whole release`, { timeout: 240_000 }, async () => {
+  test(`killed ${STARTUP_KILLS + BUILD_KILLS + PHASE_KILLS + SWITCH_KILLS} times at seeded random moments, the served tree is always one whole release`, { timeout: LONG_TESTS ? 2_400_000 : 240_000 }, async () => {
     const seed = Number(process.env.ASHCAST_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const random = seededRandom(seed);
     console.log(`[crash] seed ${seed} (rerun with ASHCAST_CRASH_SEED=${seed})`);
