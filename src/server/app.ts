@@ -10,6 +10,7 @@ import type { Artefact, ListArtefact, PublishedRun, RunArtefacts, StoredBody } f
 import { formatInstant } from "../time/instant.ts";
 import { problemResponse } from "./problem.ts";
 import { readSmallJson } from "./jsonBody.ts";
+import { outOfSpace } from "../errors.ts";
 import { healthText } from "./health.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, Representations } from "./representation.ts";
@@ -314,8 +315,10 @@ export function createApp(options: AppOptions): Hono {
       now: new Date(now()),
     }).catch(async (error: unknown) => {
       await operator.audit.record({ who, action: "upload", target: folder ?? "", outcome: "failed", detail: (error as Error).message });
+      if (outOfSpace(error)) return { kind: "out-of-space" as const };
       throw error;
     });
+    if (outcome.kind === "out-of-space") return problemResponse(507, "the server has no space left to store the upload; nothing was kept. Send it again once an operator has freed space in runs/.");
     if (outcome.kind === "refused") {
       await operator.audit.record({ who, action: "upload", target: folder ?? "", outcome: "refused", detail: outcome.detail });
       return problemResponse(outcome.status, outcome.detail);

@@ -280,6 +280,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
             "413": problem("Larger than the upload limit, or too many files"),
             "415": problem("Neither multipart/form-data nor application/zip"),
             "422": { description: "The run is not valid; nothing was published", content: { [PROBLEM_CONTENT_TYPE]: { schema: ref("InvalidUploadProblem") } } },
+            "507": problem("No space left on the server to store the upload; nothing was kept"),
             "500": dataErrors["500"],
             "503": problem("This server does not watch runs/ (use ashcast start)"),
           },

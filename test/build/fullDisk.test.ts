@@ -20,23 +20,10 @@ import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { http, untilServing } from "../server/serverFixtures.ts";
 import { findTemporaries, inspectServedTree, PUBLIC_URL, REPO_ROOT, reftimeAt, seededRandom, spawnBuild, writeRun, type RunSpec, type SpawnedBuild } from "./crashFixtures.ts";
 import { LONG_TESTS } from "../stress.ts";
+import { tryMountTmpfs, unmountTmpfs } from "../tmpfs.ts";
 
 const FS_BYTES = 24 * 1024 * 1024;
 const LAYERS = ["advisory.kml"] as const;
-
-/** Mounts a tmpfs of `bytes` at a new directory; a reason when this machine does not allow it. */
-function tryMount(bytes: number): { dir: string } | { reason: string } {
-  if (process.platform !== "linux") return { reason: `tmpfs needs Linux, this is ${process.platform}` };
-  const dir = execFileSync("mktemp", ["-d", path.join(os.tmpdir(), "ashcast-fulldisk-XXXXXX")], { encoding: "utf8" }).trim();
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${bytes},mode=0755`, "tmpfs", dir], { stdio: "pipe" });
-    return { dir };
-  } catch (error) {
-    execFileSync("rmdir", [dir]);
-    const stderr = String((error as { stderr?: Buffer }).stderr ?? "").trim();
-    return { reason: `cannot mount a tmpfs for dist/ (${stderr || (error as Error).message}); run as root, as CI does` };
-  }
-}
 
 function hasPrlimit(): boolean {
   try {
@@ -51,7 +38,7 @@ type Mode = { kind: "tmpfs"; dir: string } | { kind: "fsize" } | { kind: "skip";
 
 function chooseMode(): Mode {
   if (process.env.ASHCAST_FULL_DISK !== "fsize") {
-    const mounted = tryMount(FS_BYTES);
+    const mounted = tryMountTmpfs(FS_BYTES, "dist/");
     if ("dir" in mounted) return { kind: "tmpfs", dir: mounted.dir };
     console.log(`[full disk] ${mounted.reason}: trying prlimit --fsize instead`);
   }
@@ -110,10 +97,7 @@ describe.skipIf(mode.kind === "skip")(`a full disk during a build (${mode.kind =
   afterAll(async () => {
     await server?.close();
     if (work) await rm(work, { recursive: true, force: true });
-    if (fsDir) {
-      execFileSync("umount", [fsDir]);
-      execFileSync("rmdir", [fsDir]);
-    }
+    if (fsDir) unmountTmpfs(fsDir);
   });
 
   it("leaves the last release served and says there is no space, at every level; the next build after space is freed publishes", { timeout: 300_000 }, async () => {

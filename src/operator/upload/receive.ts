@@ -90,6 +90,8 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
   const writes: Array<Promise<void>> = [];
   let folder: string | undefined;
   let refusal: UploadRefused | undefined;
+  /** A write of ours that failed (a full disk): not the client's fault, so not a refusal. */
+  let ourFailure: unknown;
   const refuse = (error: UploadRefused) => {
     refusal ??= error;
   };
@@ -110,7 +112,14 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
       }
       files.push(name);
       const write = pipeline(stream, new ByteBudget(budget, limits), createWriteStream(path.join(dir, name), { flags: "wx" })).catch((error: unknown) => {
-        refuse(error instanceof UploadRefused ? error : new UploadRefused(400, `file "${name}" (field ${field}) could not be received: ${(error as Error).message}`));
+        if (isOurWriteFailure(error)) {
+          // Nothing more can be stored: stop parsing, read the rest of the body away so the answer reaches
+          // the client, and answer now.
+          ourFailure ??= error;
+          body.unpipe(parser);
+          body.resume();
+          resolve();
+        } else refuse(error instanceof UploadRefused ? error : new UploadRefused(400, `file "${name}" (field ${field}) could not be received: ${(error as Error).message}`));
         stream.resume();
       });
       writes.push(write);
@@ -127,6 +136,7 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
   body.pipe(parser);
   await done;
   await Promise.all(writes);
+  if (ourFailure !== undefined) throw ourFailure;
   if (refusal) throw refusal;
   if (!files.length) throw new UploadRefused(400, "the form holds no file: send the run's files (run.json, volcano.xml, NetCDF, KML ...) as file parts");
   return { files: files.sort(), ...(folder !== undefined ? { folder } : {}) };
@@ -193,7 +203,7 @@ async function unpackZip(archive: string, dir: string, limits: UploadLimits): Pr
       try {
         await pipeline(stream, new ByteBudget(budget, limits), createWriteStream(path.join(dir, name), { flags: "wx" }));
       } catch (error) {
-        if (error instanceof UploadRefused) throw error;
+        if (error instanceof UploadRefused || isOurWriteFailure(error)) throw error;
         throw new UploadRefused(400, `"${entry.fileName}" cannot be unpacked: ${(error as Error).message}`);
       }
     }
@@ -214,4 +224,9 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)} MiB`;
   if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
   return `${bytes} bytes`;
+}
+
+/** A failed call on our own file system (it names its syscall: a full disk, a quota): the server's problem, not the client's. */
+function isOurWriteFailure(error: unknown): boolean {
+  return typeof (error as NodeJS.ErrnoException | undefined)?.syscall === "string";
 }
