@@ -7,8 +7,6 @@ import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/pro
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/auth/passwords.ts";
-import { writeUsers } from "../../src/auth/users.ts";
 import { startWatchWorker, type WatchWorker } from "../../src/build/watchWorker.ts";
 import { watchRuns, type Watcher } from "../../src/build/watch.ts";
 import { runJob } from "../../src/build/runJob.ts";
@@ -18,22 +16,11 @@ import type { Job, JobExecutor } from "../../src/contract/jobs.ts";
 import { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { addRun, expectProblem, http, makeSite, PUBLIC_URL, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
+import { OPERATOR_ENV, signInOperator, writeOperator } from "./operatorFixtures.ts";
 
-const SECRET = "pepper-for-tests-0123456789";
-const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: Buffer.alloc(32, 7).toString("base64url") };
 const RUN_A = "2026-01-10-hekla";
 const RUN_B = "2026-01-11-hekla";
 const REFTIME_A = "2026-01-10T06:00:00Z";
-
-/** A users file with one operator, alice; written before the server starts, which reads it once. */
-async function writeAlice(usersFile: string): Promise<void> {
-  await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(SECRET) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
-}
-
-async function signIn(server: RunningServer): Promise<Record<string, string>> {
-  const token = await http(server, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
-  return { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
-}
 
 async function currentIndex(site: Site): Promise<{ id: string; index: ReleaseIndex }> {
   const target = await readlink(path.join(site.distDir, "current"));
@@ -59,9 +46,9 @@ describe("/jobs on the builder of ashcast start (watcher in its worker thread)",
     await worker.firstBuild;
     audit = path.join(dir, "audit.log");
     const usersFile = path.join(dir, "users.json");
-    await writeAlice(usersFile);
-    server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile: path.join(dir, "settings.json"), jobs: worker } });
-    bearer = await signIn(server);
+    await writeOperator(usersFile);
+    server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile: path.join(dir, "settings.json"), jobs: worker } });
+    bearer = await signInOperator(server);
   }, 60_000);
 
   afterAll(async () => {
@@ -214,10 +201,10 @@ describe("cancelling jobs (the real watcher in this process)", () => {
     const gated: JobExecutor = { run: async (order, signal) => (await gate, runJob(watcher, order, signal)) };
     const dir = await mkdtemp(path.join(os.tmpdir(), "ashcast-jobs-http-"));
     const usersFile = path.join(dir, "users.json");
-    await writeAlice(usersFile);
-    const server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: auditFile, settingsFile: path.join(dir, "settings.json"), jobs: gated } });
+    await writeOperator(usersFile);
+    const server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: auditFile, settingsFile: path.join(dir, "settings.json"), jobs: gated } });
     try {
-      const bearer = await signIn(server);
+      const bearer = await signInOperator(server);
       const before = await currentIndex(site);
       const post = (target: string, body?: unknown) => http(server, target, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
       const first = (await post("/jobs", { kind: "rebuild" })).json() as Job;
@@ -246,10 +233,10 @@ describe("cancelling jobs (the real watcher in this process)", () => {
   it("answers 503 where no builder runs", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "ashcast-jobs-none-"));
     const usersFile = path.join(dir, "users.json");
-    await writeAlice(usersFile);
-    const server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: auditFile, settingsFile: path.join(dir, "settings.json") } });
+    await writeOperator(usersFile);
+    const server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: auditFile, settingsFile: path.join(dir, "settings.json") } });
     try {
-      const bearer = await signIn(server);
+      const bearer = await signInOperator(server);
       expect(expectProblem(await http(server, "/jobs", { headers: bearer }), 503).detail).toMatch(/ashcast start/);
       expectProblem(await http(server, "/jobs", { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: `{"kind":"cleanup"}` }), 503);
     } finally {

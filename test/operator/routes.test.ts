@@ -9,15 +9,12 @@ import { connect } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/auth/passwords.ts";
-import { writeUsers } from "../../src/auth/users.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { addRun, buildSite, expectProblem, http, makeSite, type RawResponse, type Site } from "../server/serverFixtures.ts";
 import { InvalidUploadProblem } from "../../src/contract/problem.ts";
 import { zipArchive, type ZipEntry } from "./zipFixture.ts";
+import { OPERATOR_ENV, signInOperator, writeOperator } from "./operatorFixtures.ts";
 
-const SECRET = "pepper-for-tests-0123456789";
-const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: Buffer.alloc(32, 9).toString("base64url") };
 const SAMPLES = path.resolve(import.meta.dirname, "../../runs");
 const KATLA = "2026-05-02-katla-rehearsal"; // SNAP NetCDF, a KML advisory, volcano.xml
 const HEKLA = "2026-03-14-hekla-exercise"; // EEMEP NetCDF, capabilities, KML, volcano.xml
@@ -36,14 +33,13 @@ beforeAll(async () => {
   await addRun(site, "2024-05-01-hekla", "2024-05-01T12:00:00Z");
   await buildSite(site, "2026-11-23T12:00:00Z");
   const usersFile = path.join(dir, "users.json");
-  await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(SECRET) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
+  await writeOperator(usersFile);
   audit = path.join(dir, "audit.log");
   settingsFile = path.join(dir, "settings.json");
   // Small limits, so the limit tests send little; set as an operator would, through the settings file.
   await writeFile(settingsFile, JSON.stringify({ uploadMaxBytes: LIMITS.maxBytes, uploadMaxFiles: LIMITS.maxFiles }));
-  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
-  const token = await http(server, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
-  bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
+  server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
+  bearer = await signInOperator(server);
 }, 60_000);
 
 afterAll(async () => {
@@ -222,7 +218,7 @@ describe("POST /upload", () => {
     await new Promise((resolve) => child.on("exit", resolve));
     const stale = path.join(site.runsDir, `.upload-${child.pid}-deadbeef0000`);
     await mkdir(path.join(stale, "run"), { recursive: true });
-    const second = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit } });
+    const second = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: audit } });
     try {
       expect(await runsEntries()).not.toContain(path.basename(stale));
     } finally {
@@ -285,7 +281,7 @@ describe("GET and POST /config", () => {
     await expect(readFile(settingsFile)).rejects.toMatchObject({ code: "ENOENT" });
     // A server started on a settings file applies it; a broken one stops the start, naming the file.
     await writeFile(settingsFile, saved);
-    const again = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
+    const again = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile } });
     try {
       expect(((await http(again, "/config")).json() as { uploadLimits: unknown }).uploadLimits).toEqual(LIMITS);
     } finally {
@@ -293,7 +289,7 @@ describe("GET and POST /config", () => {
     }
     const broken = path.join(dir, "broken-settings.json");
     await writeFile(broken, JSON.stringify({ uploadMaxFiles: -1 }));
-    await expect(startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile: broken } })).rejects.toMatchObject({ where: broken, message: expect.stringMatching(/uploadMaxFiles must be a whole number from 1 to 1000/) });
+    await expect(startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", env: OPERATOR_ENV, operator: { runsDir: site.runsDir, auditLogFile: audit, settingsFile: broken } })).rejects.toMatchObject({ where: broken, message: expect.stringMatching(/uploadMaxFiles must be a whole number from 1 to 1000/) });
     // The live server still has its reset defaults until told otherwise; put the test limits back.
     expect((await post("/config", saved)).status).toBe(200);
     const actions = (await auditLines()).filter((line) => line.action.startsWith("config")).map(({ action, outcome }) => `${action} ${outcome}`);

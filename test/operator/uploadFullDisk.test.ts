@@ -7,15 +7,12 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashPassword } from "../../src/auth/passwords.ts";
-import { writeUsers } from "../../src/auth/users.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { addRun, buildSite, expectProblem, http, makeSite, type Site } from "../server/serverFixtures.ts";
 import { tryMountTmpfs, unmountTmpfs } from "../tmpfs.ts";
 import { zipArchive } from "./zipFixture.ts";
+import { OPERATOR_ENV, signInOperator, writeOperator } from "./operatorFixtures.ts";
 
-const SECRET = "pepper-for-tests-0123456789";
-const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: Buffer.alloc(32, 4).toString("base64url") };
 const mounted = tryMountTmpfs(256 * 1024, "runs/");
 if ("reason" in mounted) console.log(`[upload full disk] skipped: ${mounted.reason}`);
 
@@ -32,10 +29,9 @@ describe.skipIf("reason" in mounted)("an upload when runs/ is full", () => {
     await addRun(site, "2024-05-01-hekla", "2024-05-01T12:00:00Z");
     await buildSite(site);
     const usersFile = path.join(dir, "users.json");
-    await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(SECRET) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
-    server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, operator: { runsDir, auditLogFile: path.join(dir, "audit.log"), settingsFile: path.join(dir, "settings.json") } });
-    const token = await http(server, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
-    bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
+    await writeOperator(usersFile);
+    server = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: OPERATOR_ENV, operator: { runsDir, auditLogFile: path.join(dir, "audit.log"), settingsFile: path.join(dir, "settings.json") } });
+    bearer = await signInOperator(server);
   }, 60_000);
 
   afterAll(async () => {

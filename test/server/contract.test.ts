@@ -14,9 +14,8 @@ import path from "node:path";
 import { startServer } from "../../src/server/serve.ts";
 import { watchRuns, type Watcher } from "../../src/build/watch.ts";
 import { runJob } from "../../src/build/runJob.ts";
-import { hashPassword } from "../../src/auth/passwords.ts";
-import { writeUsers } from "../../src/auth/users.ts";
 import { addRun, buildSite, editRunJson, header, http, makeSite, serve, waitFor, type RawResponse, type Site } from "./serverFixtures.ts";
+import { OPERATOR_ENV, signInOperator, writeOperator } from "../operator/operatorFixtures.ts";
 
 // ajv is CommonJS; under NodeNext its class is the `default` of the module object.
 const Ajv2020 = Ajv2020Module.default;
@@ -361,7 +360,6 @@ describe("real answers against the document", () => {
 });
 
 describe("operator answers against the document", () => {
-  const ENV = { AUTH_HASH_SALT: "pepper-for-tests-0123456789", ASHCAST_TOKEN_KEY: Buffer.alloc(32, 5).toString("base64url") };
   let site: Site;
   let operatorServer: RunningServer;
   let watcher: Watcher;
@@ -373,17 +371,16 @@ describe("operator answers against the document", () => {
     watcher = await watchRuns({ runsDir: site.runsDir, distDir: site.distDir, publicUrl: "https://ash.example.org/volcanicashforecast/0.1" });
     await watcher.idle();
     const usersFile = path.join(site.root, "users.json");
-    await writeUsers(usersFile, { format: 1, users: { alice: { hash: await hashPassword("correct horse", { version: "1", secret: Buffer.from(ENV.AUTH_HASH_SALT) }), created: "2026-11-23T12:00:00Z", roles: ["operator"] } } });
+    await writeOperator(usersFile);
     operatorServer = await startServer({
       distDir: site.distDir,
       port: 0,
       host: "127.0.0.1",
       usersFile,
-      env: ENV,
+      env: OPERATOR_ENV,
       operator: { runsDir: site.runsDir, auditLogFile: path.join(site.root, "audit.log"), settingsFile: path.join(site.root, "settings.json"), jobs: { run: (order, signal) => runJob(watcher, order, signal) } },
     });
-    const token = await http(operatorServer, "/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "username=alice&password=correct+horse" });
-    bearer = { authorization: `Bearer ${(token.json() as { access_token: string }).access_token}` };
+    bearer = await signInOperator(operatorServer);
   }, 60_000);
 
   afterAll(async () => {
