@@ -155,11 +155,6 @@ export async function writeStateChunks(distDir: string, chunks: EncodedState["ch
   return chunks.map(({ name }) => `${STATE_DIR}/${name}`);
 }
 
-/** The names of the chunks a release's state uses, from its dirs.json (empty when unknown). */
-export function stateChunksOf(dirs: readonly string[]): Set<string> {
-  return new Set(dirs.filter((dir) => dir.startsWith(`${STATE_DIR}/`)).map((dir) => dir.slice(STATE_DIR.length + 1)));
-}
-
 /** A fresh temporary directory under `dist/<parent>`, and the function that renames it into place. */
 export async function createStagingDir(distDir: string, parent: string): Promise<{ dir: string; commit(name: string): Promise<void> }> {
   const parentDir = path.join(distDir, parent);

@@ -64,7 +64,7 @@ export function addJobRoutes(app: Hono, base: string, options: { jobs?: JobBoard
 const unknownJob = (base: string) => problemResponse(404, `there is no such job (finished jobs are kept for a while); ${base}/jobs lists them`);
 
 /** The job asked for, or what is wrong with the body, naming the field. */
-export function parseJobRequest(json: unknown): JobRequest | string {
+function parseJobRequest(json: unknown): JobRequest | string {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return `the body must be a JSON object, e.g. ${EXAMPLE}`;
   const { kind, run, ...rest } = json as Record<string, unknown>;
   const unknown = Object.keys(rest);
