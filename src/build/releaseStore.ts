@@ -100,8 +100,11 @@ export async function currentReleaseId(distDir: string): Promise<string | undefi
 /** Run directories served by a release, and valid builds it keeps for later (duplicates, conflict losers, last good versions). */
 export function runDirsUsed(runs: ReleaseIndex["runs"], state: BuildState): string[] {
   const dirs = new Set(Object.values(runs).map((run) => run.dir));
-  for (const run of Object.values(state.runs)) for (const build of [run.current, run.lastGood]) if (build) dirs.add(build.dir);
-  return [...dirs].sort();
+  for (const run of Object.values(state.runs)) {
+    if (run.current) dirs.add(run.current.dir);
+    if (run.lastGood) dirs.add(run.lastGood.dir);
+  }
+  return [...dirs];
 }
 
 /** The release `dist/current` points at, or undefined when there is none (or it cannot be read). */
@@ -192,10 +195,17 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 
 /**
  * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
- * KEEP_RELEASES_YOUNGER_THAN_MS, and the run and viewer directories no kept release uses.
- * Reads only the kept releases' lists of run directories. Call with the lock held.
+ * KEEP_RELEASES_YOUNGER_THAN_MS, and the run, state and viewer directories no kept release uses.
+ * Call with the lock held.
+ *
+ * `published` (the release just published and the directories it uses) lets a long-running watcher
+ * collect from what changed since its last collection: this process counts, per directory, the kept
+ * releases that use it, so a publish adds the new release's directories and retires those of the releases
+ * it deletes, without listing dist/runs (1,000 names) or joining every kept release's list again. Without
+ * it, or when the count is not known to be whole (first collection, another process built, a build failed
+ * or published nothing after writing run directories), everything is listed and counted afresh.
  */
-export async function collectGarbage(distDir: string, nowMs: number): Promise<{ releases: number; runs: number }> {
+export async function collectGarbage(distDir: string, nowMs: number, published?: { id: string; dirs: readonly string[] }): Promise<{ releases: number; runs: number }> {
   const releasesDir = path.join(distDir, RELEASES_DIR);
   const releaseIds = namesIn(releasesDir).filter((name) => !name.startsWith(TMP_PREFIX)).sort();
   // A release id starts with its build time (YYYYMMDDTHHMMSSZ), on the same clock as `nowMs`.
@@ -203,30 +213,95 @@ export async function collectGarbage(distDir: string, nowMs: number): Promise<{ 
   const kept = [...new Set([...young, ...releaseIds.slice(-KEEP_RELEASES)])].sort().slice(-MAX_KEPT_RELEASES);
   const current = await readlink(path.join(distDir, CURRENT_LINK)).then((t) => path.basename(t), () => undefined);
   if (current && !kept.includes(current)) kept.push(current);
-  let releases = 0;
-  for (const id of releaseIds) {
-    if (!kept.includes(id)) {
+  const keptSet = new Set(kept);
+  const deleted = releaseIds.filter((id) => !keptSet.has(id));
+
+  // The counts hold when they cover exactly the releases there are, apart from the one just published.
+  const counts = published && dirCounts?.distDir === distDir ? dirCounts : undefined;
+  const countsHold =
+    counts !== undefined &&
+    published !== undefined &&
+    keptSet.has(published.id) &&
+    releaseIds.every((id) => id === published.id || counts.releases.has(id)) &&
+    [...counts.releases.keys()].every((id) => releaseIds.includes(id));
+  if (countsHold) {
+    const retired: string[] = [];
+    counts.add(published.id, published.dirs);
+    for (const id of deleted) {
       await rm(path.join(releasesDir, id), { recursive: true, force: true });
-      releases++;
+      retired.push(...counts.remove(id));
+      dirsOfReleaseRead.delete(path.join(releasesDir, id));
     }
+    let runs = 0;
+    for (const dir of retired) {
+      await rm(path.join(distDir, dir), { recursive: true, force: true });
+      if (dir.startsWith(`${RUNS_DIR}/`)) runs++;
+    }
+    return { releases: deleted.length, runs };
   }
-  const used = new Set<string>();
+
+  dirCounts = undefined;
+  for (const id of deleted) await rm(path.join(releasesDir, id), { recursive: true, force: true });
+  const fresh = new DirCounts(distDir);
   for (const id of kept) {
-    const dirs = await dirsOfRelease(path.join(releasesDir, id));
-    if (!dirs) return { releases, runs: 0 }; // a kept release without its list: delete no run data it might use
-    for (const dir of dirs) used.add(dir);
+    const dirs = id === published?.id ? published.dirs : await dirsOfRelease(path.join(releasesDir, id));
+    if (!dirs) return { releases: deleted.length, runs: 0 }; // a kept release without its list: delete no run data it might use
+    fresh.add(id, dirs);
   }
-  for (const release of dirsOfReleaseRead.keys()) if (!kept.includes(path.basename(release))) dirsOfReleaseRead.delete(release);
+  for (const release of dirsOfReleaseRead.keys()) if (!keptSet.has(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
   for (const shared of [RUNS_DIR, STATE_DIR, VIEWER_DIR]) {
     for (const name of namesIn(path.join(distDir, shared))) {
-      if (!name.startsWith(TMP_PREFIX) && !used.has(`${shared}/${name}`)) {
+      if (!name.startsWith(TMP_PREFIX) && !fresh.uses(`${shared}/${name}`)) {
         await rm(path.join(distDir, shared, name), { recursive: true, force: true });
         if (shared === RUNS_DIR) runs++;
       }
     }
   }
-  return { releases, runs };
+  dirCounts = fresh;
+  return { releases: deleted.length, runs };
+}
+
+/** Per shared directory (`runs/<dir>`, `state/<chunk>`, `viewer/<dir>`), how many of the counted releases use it. */
+class DirCounts {
+  readonly releases = new Map<string, readonly string[]>();
+  readonly #counts = new Map<string, number>();
+  constructor(readonly distDir: string) {}
+
+  add(id: string, dirs: readonly string[]): void {
+    if (this.releases.has(id)) return;
+    this.releases.set(id, dirs);
+    for (const dir of dirs) this.#counts.set(dir, (this.#counts.get(dir) ?? 0) + 1);
+  }
+
+  /** Stops counting a release; returns the directories no counted release uses any more. */
+  remove(id: string): string[] {
+    const dirs = this.releases.get(id);
+    if (!dirs) return [];
+    this.releases.delete(id);
+    const unused: string[] = [];
+    for (const dir of dirs) {
+      const count = (this.#counts.get(dir) ?? 1) - 1;
+      if (count > 0) this.#counts.set(dir, count);
+      else if (this.#counts.delete(dir)) unused.push(dir);
+    }
+    return unused;
+  }
+
+  uses(dir: string): boolean {
+    return this.#counts.has(dir);
+  }
+}
+
+/** The counts of the last collection, while they are known to be whole (see collectGarbage). */
+let dirCounts: DirCounts | undefined;
+
+/**
+ * The next collection lists dist/ again: a build may have left directories no release uses (it failed,
+ * was cancelled, or published nothing after writing a run directory), which only a listing finds.
+ */
+export function recountSharedDirs(): void {
+  dirCounts = undefined;
 }
 
 /** A release's dirs.json as read before: releases are immutable, so a long-running watcher reads each once. */
