@@ -92,7 +92,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   try {
     return await buildLocked(options, lock.takenOver);
   } catch (error) {
-    recountSharedDirs(); // it may have written run directories that no release uses
+    recountSharedDirs(options.distDir); // it may have written run directories that no release uses
     throw error;
   } finally {
     await lock.release();
@@ -110,7 +110,7 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
   // temporaries, unless one died holding the lock. Otherwise read it back (and sweep) from disk.
   const inMemory = options.previous?.state !== undefined && (await currentReleaseId(distDir)) === options.previous.id;
   if (!inMemory || lockTakenOver) {
-    recountSharedDirs(); // another process may have written to dist/ since
+    recountSharedDirs(distDir); // another process may have written to dist/ since
     const swept = await sweepTemporaries(distDir);
     if (swept) log(`swept ${swept} temporary item(s) left by an interrupted build`);
   }
@@ -145,7 +145,8 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
     options.signal?.throwIfAborted();
     const entry = scannedByName.get(folder);
     const prior = priorRuns[folder];
-    if (!entry) {
+    if (!entry || (entry.fingerprints === prevState.files[folder] && prior && !prior.waiting && !pipelineChanged && !forced(folder))) {
+      // Not looked at (the watcher saw no change), or every file as last built: its outcome stands.
       runs[folder] = prior!;
       files[folder] = prevState.files[folder]!;
     } else {
@@ -216,7 +217,7 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
 
   if (previous && !pipelineChanged && events.length === 0 && prevState.digest === digest && options.publicUrl === prevState.publicUrl) {
     log("nothing changed: the current release stays");
-    if (rebuiltWhy.size) recountSharedDirs(); // a rebuilt run's new directory is used by no release
+    if (rebuiltWhy.size) recountSharedDirs(distDir); // a rebuilt run's new directory is used by no release
     report.durationMs = Math.round(performance.now() - started);
     return { release: previous.id, current: previous, published: false, report, events };
   }

@@ -10,7 +10,7 @@
  * leaves the previous release whole; the next build sweeps the temporaries.
  */
 import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { open, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
@@ -130,12 +130,14 @@ async function readState(distDir: string, releaseDir: string): Promise<{ state: 
   const head = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
   const names = head === undefined ? undefined : stateChunkNames(head);
   if (head === undefined || names === undefined) return undefined;
-  const texts = new Map<string, string>();
-  await Promise.all(names.map(async (name) => {
-    const text = await readFile(path.join(distDir, STATE_DIR, name), "utf8").catch(() => undefined);
-    if (text !== undefined) texts.set(name, text);
-  }));
-  const state = decodeState(head, (name) => texts.get(name));
+  // Synchronously, as the scan of runs/ (scanRuns.ts): 64 small files cost less than 64 round trips through the thread pool.
+  const state = decodeState(head, (name) => {
+    try {
+      return readFileSync(path.join(distDir, STATE_DIR, name), "utf8");
+    } catch {
+      return undefined;
+    }
+  });
   return state && { state, chunks: names };
 }
 
@@ -217,7 +219,7 @@ export async function collectGarbage(distDir: string, nowMs: number, published?:
   const deleted = releaseIds.filter((id) => !keptSet.has(id));
 
   // The counts hold when they cover exactly the releases there are, apart from the one just published.
-  const counts = published && dirCounts?.distDir === distDir ? dirCounts : undefined;
+  const counts = published ? dirCounts.get(path.resolve(distDir)) : undefined;
   const countsHold =
     counts !== undefined &&
     published !== undefined &&
@@ -240,9 +242,9 @@ export async function collectGarbage(distDir: string, nowMs: number, published?:
     return { releases: deleted.length, runs };
   }
 
-  dirCounts = undefined;
+  dirCounts.delete(path.resolve(distDir));
   for (const id of deleted) await rm(path.join(releasesDir, id), { recursive: true, force: true });
-  const fresh = new DirCounts(distDir);
+  const fresh = new DirCounts();
   for (const id of kept) {
     const dirs = id === published?.id ? published.dirs : await dirsOfRelease(path.join(releasesDir, id));
     if (!dirs) return { releases: deleted.length, runs: 0 }; // a kept release without its list: delete no run data it might use
@@ -258,7 +260,8 @@ export async function collectGarbage(distDir: string, nowMs: number, published?:
       }
     }
   }
-  dirCounts = fresh;
+  dirCounts.set(path.resolve(distDir), fresh);
+  if (dirCounts.size > MAX_COUNTED_DISTS) dirCounts.delete(dirCounts.keys().next().value!);
   return { releases: deleted.length, runs };
 }
 
@@ -266,7 +269,6 @@ export async function collectGarbage(distDir: string, nowMs: number, published?:
 class DirCounts {
   readonly releases = new Map<string, readonly string[]>();
   readonly #counts = new Map<string, number>();
-  constructor(readonly distDir: string) {}
 
   add(id: string, dirs: readonly string[]): void {
     if (this.releases.has(id)) return;
@@ -293,15 +295,17 @@ class DirCounts {
   }
 }
 
-/** The counts of the last collection, while they are known to be whole (see collectGarbage). */
-let dirCounts: DirCounts | undefined;
+/** Per dist directory, the counts of its last collection while they are known to be whole (see collectGarbage). */
+const dirCounts = new Map<string, DirCounts>();
+/** A process builds one dist/ (tests and benchmarks a few): the counts of others are dropped, oldest first. */
+const MAX_COUNTED_DISTS = 4;
 
 /**
- * The next collection lists dist/ again: a build may have left directories no release uses (it failed,
- * was cancelled, or published nothing after writing a run directory), which only a listing finds.
+ * The next collection of `distDir` lists it again: a build may have left directories no release uses (it
+ * failed, was cancelled, or published nothing after writing a run directory), which only a listing finds.
  */
-export function recountSharedDirs(): void {
-  dirCounts = undefined;
+export function recountSharedDirs(distDir: string): void {
+  dirCounts.delete(path.resolve(distDir));
 }
 
 /** A release's dirs.json as read before: releases are immutable, so a long-running watcher reads each once. */

@@ -112,6 +112,7 @@ function linkedFolder(runsDir: string, folder: string): ScannedRun {
 }
 
 /**
+ * A folder's files with their fingerprints; `fingerprints` is `cache` itself when every file is as cached.
  * Lists and stats synchronously: through the thread pool each call costs a round trip several times the call
  * itself (measured: 1,000 folders of 2 files in 35 ms synchronously, 92 ms as promises 32 at a time). Builds
  * never share a thread with request handling (`start` runs them in a worker), so the brief block is harmless.
@@ -146,7 +147,9 @@ export async function scanRun(runsDir: string, folder: string, cache: Readonly<F
     fingerprints[name] = fingerprint;
     run.files.push({ name, absolutePath: filePath, ...fingerprint });
   }
-  return { run, fingerprints };
+  // Nothing changed: the last fingerprints themselves, which tells the build its inputs hash needs no recomputing.
+  const unchanged = !run.partial.length && !run.refused.length && run.files.length === Object.keys(cache).length && run.files.every((file) => fingerprints[file.name] === cache[file.name]);
+  return { run, fingerprints: unchanged ? cache : fingerprints };
 }
 
 async function sha256File(filePath: string): Promise<string> {

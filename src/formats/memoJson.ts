@@ -52,6 +52,12 @@ export function objectJson(value: object, ready: Readonly<Record<string, string>
   return `{${parts.join(",")}}`;
 }
 
+/** `value`, deeply frozen: for objects whose JSON text is kept elsewhere (a chunk read back from disk). */
+export function deepFrozen<T extends object>(value: T): T {
+  deepFreeze(value);
+  return value;
+}
+
 function deepFreeze(value: object): void {
   if (Object.isFrozen(value)) return;
   Object.freeze(value);

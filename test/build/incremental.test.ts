@@ -151,6 +151,28 @@ describe("incremental builds", () => {
     for (const artefact of Object.values(artefactsOf(release, hekla.reftime))) expect(artefact.modified).toBe(T1);
   });
 
+  it("a one-run change in a cold build writes one new state chunk; the others are the previous release's", async () => {
+    await buildAt(T1);
+    const chunksOf = async () => (JSON.parse(await readFile(path.join(ws.distDir, "current", "state.json"), "utf8")) as { chunks: string[] }).chunks;
+    const before = await chunksOf();
+    await editManifest(radar.dir, (m) => ({ ...m, description: "Radar, second look" }));
+    expect((await buildAt(T2)).published).toBe(true);
+    const after = await chunksOf();
+    expect(after).toHaveLength(before.length);
+    expect(after.filter((name) => !before.includes(name))).toHaveLength(1);
+  });
+
+  it("refuses a state chunk whose content no longer matches its name, and rebuilds every run instead", async () => {
+    await buildAt(T1);
+    const [chunk] = (JSON.parse(await readFile(path.join(ws.distDir, "current", "state.json"), "utf8")) as { chunks: string[] }).chunks;
+    const file = path.join(ws.distDir, "state", chunk!);
+    await writeFile(file, (await readFile(file, "utf8")).replace(/"waiting":false/, '"waiting":true'));
+    const logs: string[] = [];
+    const rebuilt = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock(T2), log: (line) => logs.push(line) });
+    expect(logs).toContain("no readable build state in the current release: rebuilding every run");
+    expect(rebuilt.report.counts.rebuilt).toBe(3);
+  });
+
   it("rebuilds every run when the configured default run type changes", async () => {
     await buildAt(T1);
     const reconfigured = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock(T2), defaultRunType: "Rehearsal" });
