@@ -43,6 +43,7 @@ import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { DEFAULT_BODY_CACHE_BYTES } from "../../src/server/releaseSource.ts";
 import { formatSummary, summariseFile, type ProfileSummary } from "./profile.ts";
 
@@ -456,7 +457,7 @@ interface ArtefactView {
 
 async function readIndex(distDir: string): Promise<IndexView> {
   const target = await readlink(path.join(distDir, "current"));
-  return JSON.parse(await readFile(path.join(distDir, target, "index.json"), "utf8")) as IndexView;
+  return (await readReleaseIndex(distDir, path.resolve(distDir, target))) as IndexView;
 }
 
 /**
@@ -778,8 +779,11 @@ async function rss(options: Options, work: string, say: (line: string) => void):
   say(`building them (bounded to 20 min)`);
   const buildSeconds = await buildDist(runsDir, distDir, path.join(logs, "build-rss.log"), 20 * 60_000);
   const index = await readIndex(distDir);
-  const indexBytes = (await stat(path.join(distDir, await readlink(path.join(distDir, "current")), "index.json"))).size;
-  say(`built ${index.reftimes.length} runs in ${buildSeconds.toFixed(0)} s; index.json ${(indexBytes / 1024).toFixed(0)} KB`);
+  const releaseDir = path.resolve(distDir, await readlink(path.join(distDir, "current")));
+  const { runChunks } = await readReleaseIndex(distDir, releaseDir);
+  let indexBytes = (await stat(path.join(releaseDir, "index.json"))).size;
+  for (const name of runChunks) indexBytes += (await stat(path.join(distDir, "index", name))).size;
+  say(`built ${index.reftimes.length} runs in ${buildSeconds.toFixed(0)} s; index.json and its run chunks ${(indexBytes / 1024).toFixed(0)} KB`);
   if (index.reftimes.length !== options.rssRuns) throw new Error(`the build published ${index.reftimes.length} runs, not ${options.rssRuns}; see ${path.join(logs, "build-rss.log")}`);
 
   const server = await startAshcast(distDir, path.join(logs, "ashcast-rss.log"));
@@ -983,7 +987,7 @@ function readingMarkdown(t: ThroughputResult | undefined, r: RssResult | undefin
   }
   if (r) {
     lines.push(
-      `- Memory: ${r.runs} runs (index.json ${(r.indexBytes / 1024).toFixed(0)} KB) cost ${mb(r.afterStart.rss)} MB RSS after start; ` +
+      `- Memory: ${r.runs} runs (index.json and its run chunks ${(r.indexBytes / 1024).toFixed(0)} KB) cost ${mb(r.afterStart.rss)} MB RSS after start; ` +
         `${r.requests} requests (every reftime in identity, gzip and br, and every KML of the newest ${r.kmlRuns} runs, ${(r.bodyBytes / 1024 / 1024).toFixed(1)} MB of bodies, under the ${CACHE_MB} MB body cache) ` +
         `bring it to ${mb(r.afterWarm.rss)} MB, a second pass to ${mb(r.afterSecondWarm.rss)} MB, and ${r.loadSeconds} s of wrk at c=32 to ${mb(r.afterLoad.rss)} MB (peak VmHWM ${mb(r.afterLoad.hwm)} MB). ` +
         `The generated runs are small (the \`new-run\` template), so the body cache holds little here; it is bounded at ${CACHE_MB} MB (src/server/releaseSource.ts), ` +

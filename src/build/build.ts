@@ -9,7 +9,7 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
-import { RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex } from "../contract/releaseIndex.ts";
+import { INDEX_CHUNKS_DIR, RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex, type StoredReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { arrayJson, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
 import { compactInstant, formatInstant, parseInstant } from "../time/instant.ts";
@@ -22,7 +22,8 @@ import {
   RUNS_DIR,
   DIRS_FILE,
   STATE_FILE,
-  writeStateChunks,
+  writeSharedChunks,
+  STATE_DIR,
   acquireBuildLock,
   currentReleaseId,
   runDirsUsed,
@@ -34,6 +35,7 @@ import {
   sweepTemporaries,
   switchToRelease,
 } from "./releaseStore.ts";
+import { encodeIndexRuns } from "./indexChunks.ts";
 import { renderRun } from "./renderRun.ts";
 import { foldersAfterChanges, inputsHash, listRunFolders, scanRuns, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
@@ -274,12 +276,14 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
   // The lists are compressed on the thread pool while this thread serialises the state. The report is
   // not: GET /datasets sends it to operators as it is, and at 1,000 runs compressing it cost ~4 ms a build.
   const encodedState = encodeState(state);
-  const [written, stateChunks] = await Promise.all([
+  const runChunks = encodeIndexRuns(indexRuns);
+  const [written, stateChunks, indexChunks] = await Promise.all([
     writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: Buffer.from(`${objectJson(report, { runs: arrayJson(report.runs) })}\n`), precompress: false }]),
-    writeStateChunks(distDir, encodedState.chunks, previous?.stateChunks ?? new Set()),
+    writeSharedChunks(distDir, STATE_DIR, encodedState.chunks, previous?.stateChunks ?? new Set()),
+    writeSharedChunks(distDir, INDEX_CHUNKS_DIR, runChunks, new Set(previous?.index.runChunks)),
     writeFile(path.join(staged.dir, STATE_FILE), encodedState.head),
   ]);
-  const dirsUsed = [...runDirsUsed(indexRuns, state), ...stateChunks, viewer.dir];
+  const dirsUsed = [...runDirsUsed(indexRuns, state), ...stateChunks, ...indexChunks, viewer.dir];
   await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(dirsUsed));
   // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
   const previousLists = previous?.index.artefacts ?? {};
@@ -293,13 +297,15 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
     release: releaseId,
     built: now,
     reftimes,
+    runChunks: runChunks.map((chunk) => chunk.name),
     runs: indexRuns,
     resources: { [VOLCANOES_RESOURCE]: volcanoes.key },
     lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
     artefacts: sortKeys(artefacts),
     viewer: viewer.files,
   };
-  await switchToRelease(distDir, staged, releaseId, `${objectJson(index, { runs: recordJson(index.runs) })}\n`);
+  const { runs: _inChunks, ...storedIndex } = index;
+  await switchToRelease(distDir, staged, releaseId, `${JSON.stringify(storedIndex satisfies StoredReleaseIndex)}\n`);
   const garbage = await collectGarbage(distDir, nowDate.getTime(), { id: releaseId, dirs: dirsUsed });
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${rebuiltWhy.size} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);
@@ -349,7 +355,7 @@ async function updateRun(
   const staged = await createStagingDir(options.distDir, RUNS_DIR);
   const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts);
   const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
-  const list: RunArtefacts = { format: RELEASE_INDEX_FORMAT, reftime, artefacts: sortKeys(artefacts), resources: sortKeys(resources) };
+  const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime, artefacts: sortKeys(artefacts), resources: sortKeys(resources) };
   await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
   await staged.commit(dirName);
   const current: RunBuild = {

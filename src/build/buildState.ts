@@ -3,10 +3,10 @@
  * reads it): file fingerprints, each run folder's input hash and outcome, its last good build, and the
  * changelog history. A missing or unreadable state only costs a full rebuild.
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
+import { bucketOf, CHUNK_BUCKETS, CHUNK_NAME_PATTERN, chunkName } from "../formats/contentChunks.ts";
 import { arrayJson, deepFrozen, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
 
 export const BUILD_STATE_FORMAT = 4;
@@ -82,10 +82,10 @@ type StoredRunState = z.infer<typeof StoredRunState>;
 /** The form of a chunk (as a type: chunks are checked by their content hash, see verifiedChunk). */
 const StateChunk = z.strictObject({ files: BuildState.shape.files, runs: z.record(z.string(), StoredRunState) });
 type StateChunk = z.infer<typeof StateChunk>;
-const StateHead = BuildState.omit({ files: true, runs: true }).extend({ chunks: z.array(z.string().regex(/^[0-9a-f]{32}\.json$/)) });
+const StateHead = BuildState.omit({ files: true, runs: true }).extend({ chunks: z.array(z.string().regex(CHUNK_NAME_PATTERN)) });
 
 /** Buckets of folders: with 1,000 runs a chunk holds about 16 (14 KiB); with 10, one each. */
-export const STATE_BUCKETS = 64;
+export const STATE_BUCKETS = CHUNK_BUCKETS;
 
 export interface EncodedState {
   /** state.json of the release. */
@@ -129,18 +129,6 @@ function chunkOf(bucket: number, folders: readonly string[], state: BuildState):
   return chunk;
 }
 
-/** FNV-1a of the folder name: stable across versions and machines, so buckets (and chunks) stay put. */
-function bucketOf(folder: string): number {
-  let bucket = buckets.get(folder);
-  if (bucket === undefined) {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < folder.length; i++) hash = Math.imul(hash ^ folder.charCodeAt(i), 0x01000193);
-    buckets.set(folder, (bucket = (hash >>> 0) % STATE_BUCKETS));
-  }
-  return bucket;
-}
-const buckets = new Map<string, number>();
-
 /** A run's form in a chunk, one object per run state, so that its text is serialised once (memoJson). */
 const storedRuns = new WeakMap<RunState, StoredRunState>();
 function storedRun(run: RunState): StoredRunState {
@@ -173,8 +161,6 @@ function verifiedChunk(name: string, text: string): StateChunk | undefined {
     return undefined;
   }
 }
-
-const chunkName = (text: string) => `${createHash("sha256").update(text).digest("hex").slice(0, 32)}.json`;
 
 /** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
 export function stateChunkNames(head: string): string[] | undefined {

@@ -5,6 +5,7 @@
  *   dist/releases/<id>/      index.json (written last), state.json, reftimes.json, changelog.rss, report.json ...
  *   dist/runs/<reftime>-<h>/ a run's artefacts, immutable, named by its input hash and shared by releases
  *   dist/state/<h>.json      chunks of the releases' build states, named by their content and shared likewise
+ *   dist/index/<h>.json      chunks of the releases' run lists (what the server reads), likewise
  *
  * Everything is written under a `.tmp-*` name first and renamed into place, so SIGKILL at any moment
  * leaves the previous release whole; the next build sweeps the temporaries.
@@ -13,7 +14,8 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { open, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CURRENT_LINK, INDEX_FILE, ReleaseIndex } from "../contract/releaseIndex.ts";
+import { readReleaseIndex } from "../contract/readReleaseIndex.ts";
+import { CURRENT_LINK, INDEX_CHUNKS_DIR, INDEX_FILE, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
 import { decodeState, stateChunkNames, type BuildState, type EncodedState } from "./buildState.ts";
@@ -26,7 +28,7 @@ export const VIEWER_DIR = "viewer";
 export const STATE_FILE = "state.json";
 /** The chunks of the releases' states, shared between releases (buildState.ts). */
 export const STATE_DIR = "state";
-/** What a release needs of the shared directories: its run directories (served, or valid and kept for later), state chunks and viewer directory. Garbage collection reads it. */
+/** What a release needs of the shared directories: its run directories (served, or valid and kept for later), state and index chunks and viewer directory. Garbage collection reads it. */
 export const DIRS_FILE = "dirs.json";
 const LOCK_FILE = ".build.lock";
 const TMP_PREFIX = ".tmp-";
@@ -72,7 +74,7 @@ function namesIn(dir: string): string[] {
 /** Removes what killed builds left behind. Call with the lock held. Returns how many were removed. */
 export async function sweepTemporaries(distDir: string): Promise<number> {
   let removed = 0;
-  for (const dir of [distDir, ...[RELEASES_DIR, RUNS_DIR, STATE_DIR, VIEWER_DIR].map((shared) => path.join(distDir, shared))]) {
+  for (const dir of [distDir, ...[RELEASES_DIR, RUNS_DIR, STATE_DIR, INDEX_CHUNKS_DIR, VIEWER_DIR].map((shared) => path.join(distDir, shared))]) {
     const names = namesIn(dir);
     for (const name of names) {
       if (name.startsWith(TMP_PREFIX)) {
@@ -117,7 +119,7 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
   }
   const releaseDir = path.resolve(distDir, target);
   try {
-    const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
+    const index = await readReleaseIndex(distDir, releaseDir);
     const loaded = await readState(distDir, releaseDir);
     return { id: path.basename(releaseDir), index, state: loaded?.state, stateChunks: new Set(loaded?.chunks ?? []) };
   } catch {
@@ -142,12 +144,12 @@ async function readState(distDir: string, releaseDir: string): Promise<{ state: 
 }
 
 /**
- * Writes the state's chunks that `dist/state/` does not hold yet (`known`: those of the release before),
- * each whole under a temporary name first; then the head goes into the staged release like its other files.
- * Returns the paths (from dist) of every chunk the state needs, for dirs.json.
+ * Writes the chunks (of a state, in dist/state/, or of a run list, in dist/index/) that `dist/<shared>/`
+ * does not hold yet (`known`: those of the release before), each whole under a temporary name first.
+ * Returns the paths (from dist) of every chunk given, for dirs.json.
  */
-export async function writeStateChunks(distDir: string, chunks: EncodedState["chunks"], known: ReadonlySet<string>): Promise<string[]> {
-  const dir = path.join(distDir, STATE_DIR);
+export async function writeSharedChunks(distDir: string, shared: typeof STATE_DIR | typeof INDEX_CHUNKS_DIR, chunks: ReadonlyArray<{ name: string; text: string }>, known: ReadonlySet<string>): Promise<string[]> {
+  const dir = path.join(distDir, shared);
   await mkdir(dir, { recursive: true });
   await Promise.all(
     chunks.map(async ({ name, text }) => {
@@ -157,7 +159,7 @@ export async function writeStateChunks(distDir: string, chunks: EncodedState["ch
       await rename(temporary, path.join(dir, name)); // an existing chunk of that name holds the same text
     }),
   );
-  return chunks.map(({ name }) => `${STATE_DIR}/${name}`);
+  return chunks.map(({ name }) => `${shared}/${name}`);
 }
 
 /** A fresh temporary directory under `dist/<parent>`, and the function that renames it into place. */
@@ -252,7 +254,7 @@ export async function collectGarbage(distDir: string, nowMs: number, published?:
   }
   for (const release of dirsOfReleaseRead.keys()) if (!keptSet.has(path.basename(release))) dirsOfReleaseRead.delete(release);
   let runs = 0;
-  for (const shared of [RUNS_DIR, STATE_DIR, VIEWER_DIR]) {
+  for (const shared of [RUNS_DIR, STATE_DIR, INDEX_CHUNKS_DIR, VIEWER_DIR]) {
     for (const name of namesIn(path.join(distDir, shared))) {
       if (!name.startsWith(TMP_PREFIX) && !fresh.uses(`${shared}/${name}`)) {
         await rm(path.join(distDir, shared, name), { recursive: true, force: true });

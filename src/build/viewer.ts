@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { geoEquirectangular, geoStream } from "d3-geo";
 import { feature } from "topojson-client";
 import type { GeometryCollection, Topology } from "topojson-specification";
-import { RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact } from "../contract/releaseIndex.ts";
+import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, RunArtefacts, type Artefact } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { VIEWER_DIR, createStagingDir } from "./releaseStore.ts";
@@ -85,7 +85,7 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
   const artefacts = await writeArtefacts(staged.dir, dir, drafts);
   const files = Object.fromEntries(drafts.map((draft) => [draft.file, draft.key]));
   // The run artefact list's format fits: `resources` maps the served file names to keys. Its reftime is unused.
-  const list: RunArtefacts = { format: RELEASE_INDEX_FORMAT, reftime: "1970-01-01T00:00:00Z", artefacts, resources: files };
+  const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime: "1970-01-01T00:00:00Z", artefacts, resources: files };
   await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
   await staged.commit(name);
   return { dir, artefacts, files };

@@ -1,16 +1,23 @@
 /**
  * What a release publishes, as files the server reads:
  *
- *   dist/current -> releases/<id>/index.json   the release: its runs, lists and shared resources
+ *   dist/current -> releases/<id>/index.json   the release: its reftimes, lists, shared resources and run chunks
+ *   dist/index/<chunk>.json                     the published runs of one bucket of reftimes, shared by releases
  *   dist/runs/<dir>/artefacts.json              one run's artefacts, immutable (its directory is named by input hash)
  *
- * The release index refers to each run's directory instead of listing its artefacts, so publishing a
- * release costs the same whatever the number of runs; a run's artefact list is read once, when needed.
+ * The release index refers to each run's directory instead of listing its artefacts, and keeps its run list
+ * in content-addressed chunks, so publishing a release after a change to one run writes a few small files
+ * whatever the number of runs; a run's artefact list is read once, when needed.
  */
 import { z } from "zod";
+import { CHUNK_NAME_PATTERN } from "../formats/contentChunks.ts";
 import { PublishedInstant, RunType } from "./ashModel.ts";
 
-export const RELEASE_INDEX_FORMAT = 2;
+export const RELEASE_INDEX_FORMAT = 3;
+/** Format of a run directory's artefacts.json (unchanged when the release index's format changed). */
+export const RUN_ARTEFACTS_FORMAT = 2;
+/** `dist/<INDEX_CHUNKS_DIR>/<name>`: chunks of the releases' run lists, named by content and shared by releases. */
+export const INDEX_CHUNKS_DIR = "index";
 /** `dist/<CURRENT_LINK>` is the symlink to the release being served. */
 export const CURRENT_LINK = "current";
 /** Written last into a release directory: its presence means the release is whole. */
@@ -42,7 +49,7 @@ export type ListArtefact = z.infer<typeof ListArtefact>;
 
 /** `dist/runs/<dir>/artefacts.json`. */
 export const RunArtefacts = z.strictObject({
-  format: z.literal(RELEASE_INDEX_FORMAT),
+  format: z.literal(RUN_ARTEFACTS_FORMAT),
   reftime: PublishedInstant,
   artefacts: z.record(z.string(), Artefact),
   /** Resource name (the `name` of /resources, `<reftime>/...`) to artefact key. */
@@ -68,13 +75,19 @@ export const PublishedRun = z.strictObject({
 });
 export type PublishedRun = z.infer<typeof PublishedRun>;
 
-export const ReleaseIndex = z.strictObject({
+/** A chunk of a release's run list: the published runs whose reftimes fall in one bucket (src/formats/contentChunks.ts). */
+export const IndexChunk = z.strictObject({ runs: z.record(PublishedInstant, PublishedRun) });
+export type IndexChunk = z.infer<typeof IndexChunk>;
+
+/** `index.json` as written: the release, with its run list in chunks. */
+export const StoredReleaseIndex = z.strictObject({
   format: z.literal(RELEASE_INDEX_FORMAT),
   release: z.string(),
   built: PublishedInstant,
   /** Newest first. */
   reftimes: z.array(PublishedInstant),
-  runs: z.record(PublishedInstant, PublishedRun),
+  /** The chunks (in `dist/index/`) that together hold an entry for each of `reftimes`. */
+  runChunks: z.array(z.string().regex(CHUNK_NAME_PATTERN)),
   /** Shared resources of the release (e.g. volcanoes.json): name to artefact key. Run resources are in each run's artefacts.json. */
   resources: z.record(z.string(), z.string()),
   /** Fixed artefacts of the release: reftimes list, changelog, build report. */
@@ -87,7 +100,10 @@ export const ReleaseIndex = z.strictObject({
    */
   viewer: z.record(z.string(), z.string()).optional(),
 });
-export type ReleaseIndex = z.infer<typeof ReleaseIndex>;
+export type StoredReleaseIndex = z.infer<typeof StoredReleaseIndex>;
+
+/** A release as read (readReleaseIndex.ts): index.json with its chunks joined into one run list, by reftime. */
+export type ReleaseIndex = StoredReleaseIndex & { runs: Record<string, PublishedRun> };
 
 /** The reftime a run resource name starts with (`<reftime>/...`), or undefined. */
 export function reftimeOfResource(name: string): string | undefined {

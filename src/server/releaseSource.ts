@@ -8,7 +8,8 @@ import { watch, type FSWatcher } from "node:fs";
 import { readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { BuildReport } from "../contract/buildReport.ts";
-import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefacts, type Artefact, type PublishedRun, type StoredBody } from "../contract/releaseIndex.ts";
+import { readReleaseIndex, type IndexChunkCache } from "../contract/readReleaseIndex.ts";
+import { CURRENT_LINK, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type PublishedRun, type ReleaseIndex, type StoredBody } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { ByteLru } from "./byteLru.ts";
 
@@ -44,6 +45,8 @@ export class ReleaseSource {
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   readonly #bodies: ByteLru;
+  /** The run-list chunks of the release last loaded (immutable, named by content), so a new release reads only its new ones. */
+  readonly #indexChunks: IndexChunkCache = new Map();
   /** Artefact lists of runs by directory (immutable, so shared across releases), most recent last. */
   readonly #runLists = new Map<string, RunArtefacts>();
   #lastRunDir: string | undefined;
@@ -104,7 +107,10 @@ export class ReleaseSource {
   }
 
   async #load(releaseDir: string): Promise<ServedRelease> {
-    const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(releaseDir, INDEX_FILE), "utf8")));
+    const index = await readReleaseIndex(this.#distDir, releaseDir, this.#indexChunks);
+    // Chunks are shared by consecutive releases: keep those of this one for the next.
+    const used = new Set(index.runChunks);
+    for (const name of this.#indexChunks.keys()) if (!used.has(name)) this.#indexChunks.delete(name);
     const latest = index.reftimes[0];
     // Warm what nearly every client asks for: the lists and the latest run, in every encoding.
     const hot: Artefact[] = [index.lists.reftimes, index.lists.changelog, index.lists.report].map((key) => {

@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { contentHash } from "../../src/build/build.ts";
 import { AshModel, type RunType } from "../../src/contract/ashModel.ts";
-import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefacts, type Artefact } from "../../src/contract/releaseIndex.ts";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
+import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 import { formatInstant, parseInstant } from "../../src/time/instant.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -242,15 +243,12 @@ export async function inspectServedTree(distDir: string): Promise<{ problems: st
   const release = path.basename(target);
   const indexBody = await readIfExists(path.join(distDir, target, INDEX_FILE));
   if (!indexBody) return { problems: [...problems, `dist/current -> ${target}, which has no ${INDEX_FILE}`] };
-  let json: unknown;
+  let index: ReleaseIndex;
   try {
-    json = JSON.parse(indexBody.toString("utf8"));
+    index = await readReleaseIndex(distDir, path.resolve(distDir, target)); // index.json and its run chunks, checked
   } catch (error) {
-    return { problems: [...problems, `${target}/${INDEX_FILE} is not JSON: ${(error as Error).message}`] };
+    return { problems: [...problems, `${target}: ${(error as Error).message}`] };
   }
-  const parsed = ReleaseIndex.safeParse(json);
-  if (!parsed.success) return { problems: [...problems, `${target}/${INDEX_FILE} breaks the ReleaseIndex schema: ${parsed.error.message}`] };
-  const index = parsed.data;
   if (index.release !== release) problems.push(`index.release is ${index.release} but dist/current points at ${release}`);
 
   // The release's own artefacts: lists and shared resources.
@@ -328,14 +326,14 @@ export async function inspectServedTree(distDir: string): Promise<{ problems: st
  * while it was being read. Throws when the release still served cannot be read.
  */
 export async function readServed(distDir: string): Promise<ServedTree | undefined> {
-  let text: string;
+  let index: ReleaseIndex;
   try {
-    text = await readFile(path.join(distDir, CURRENT_LINK, INDEX_FILE), "utf8");
+    index = await readReleaseIndex(distDir, path.join(distDir, CURRENT_LINK));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const missing = error as NodeJS.ErrnoException;
+    if (missing.code === "ENOENT" && missing.path?.endsWith(INDEX_FILE)) return undefined; // no release yet
     throw error;
   }
-  const index = ReleaseIndex.parse(JSON.parse(text));
   const models = new Map<string, AshModel>();
   for (const [reftime, run] of Object.entries(index.runs)) {
     try {

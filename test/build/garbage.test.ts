@@ -1,5 +1,5 @@
 /**
- * Garbage collection of dist/: after every publish, dist/runs, dist/state and dist/viewer hold exactly the
+ * Garbage collection of dist/: after every publish, dist/runs, dist/state, dist/index and dist/viewer hold exactly the
  * directories the kept releases list in their dirs.json, whether the collection listed dist/ (first build,
  * cold `ashcast build`) or counted what the publish changed (the watcher's builds, told the last release).
  */
@@ -31,7 +31,7 @@ const names = (dir: string) => readdir(dir).then((list) => list.filter((name) =>
 /** The shared directories on disk, and those the releases on disk say they use. */
 async function sharedDirs(): Promise<{ onDisk: string[]; used: string[] }> {
   const onDisk: string[] = [];
-  for (const shared of ["runs", "state", "viewer"]) for (const name of await names(path.join(ws.distDir, shared))) onDisk.push(`${shared}/${name}`);
+  for (const shared of ["runs", "state", "index", "viewer"]) for (const name of await names(path.join(ws.distDir, shared))) onDisk.push(`${shared}/${name}`);
   const used = new Set<string>();
   for (const release of await names(path.join(ws.distDir, "releases"))) {
     for (const dir of JSON.parse(await readFile(path.join(ws.distDir, "releases", release, "dirs.json"), "utf8")) as string[]) used.add(dir);

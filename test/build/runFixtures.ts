@@ -8,7 +8,8 @@ import { copyFile, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, write
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { AshModel, type RunType } from "../../src/contract/ashModel.ts";
-import { RUN_ARTEFACTS_FILE, ReleaseIndex, RunArtefacts, type Artefact, type ListArtefact } from "../../src/contract/releaseIndex.ts";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
+import { RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 
 export const REAL_DATA = "/work/shared/data/real";
 export const REAL_VOLCANO_XML = path.join(REAL_DATA, "snappy/volcano.xml");
@@ -284,12 +285,12 @@ export interface Release {
   model(reftime: string): Promise<AshModel>;
 }
 
-/** Follows `dist/current`, parses index.json with the ReleaseIndex schema. */
+/** Follows `dist/current`, reads index.json and its run chunks as the server does (checked with the contract's schemas). */
 export async function readRelease(distDir: string): Promise<Release> {
   const link = path.join(distDir, "current");
   if (!(await lstat(link)).isSymbolicLink()) throw new Error(`${link} is not a symlink`);
   const dir = path.resolve(distDir, await readlink(link));
-  const index = ReleaseIndex.parse(JSON.parse(await readFile(path.join(dir, "index.json"), "utf8")));
+  const index = await readReleaseIndex(distDir, dir);
   const artefacts: Record<string, ListArtefact> = { ...index.artefacts };
   const resources: Record<string, string> = { ...index.resources };
   for (const run of Object.values(index.runs)) {

@@ -13,7 +13,8 @@ import { runJob } from "../../src/build/runJob.ts";
 import { JobBoard } from "../../src/operator/jobs.ts";
 import { createAuditLog } from "../../src/operator/auditLog.ts";
 import type { Job, JobExecutor } from "../../src/contract/jobs.ts";
-import { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
+import type { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { addRun, expectProblem, http, makeSite, PUBLIC_URL, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
 import { OPERATOR_ENV, signInOperator, writeOperator } from "./operatorFixtures.ts";
@@ -24,7 +25,7 @@ const REFTIME_A = "2026-01-10T06:00:00Z";
 
 async function currentIndex(site: Site): Promise<{ id: string; index: ReleaseIndex }> {
   const target = await readlink(path.join(site.distDir, "current"));
-  return { id: path.basename(target), index: ReleaseIndex.parse(JSON.parse(await readFile(path.join(site.distDir, target, "index.json"), "utf8"))) };
+  return { id: path.basename(target), index: await readReleaseIndex(site.distDir, path.resolve(site.distDir, target)) };
 }
 
 const auditLines = async (file: string) => (await readFile(file, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { who: string; action: string; target: string; outcome: string; detail?: string });

@@ -13,7 +13,7 @@ import { build, type BuildResult } from "../../src/build/build.ts";
 import { newRun } from "../../src/cli/newRun.ts";
 import type { RunType } from "../../src/contract/ashModel.ts";
 import { Problem } from "../../src/contract/problem.ts";
-import { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/serve.ts";
 
 export const PUBLIC_URL = "https://ash.example.org/volcanicashforecast/0.1";
@@ -113,14 +113,13 @@ interface RawIndex {
 }
 
 /**
- * dist/current → index.json (checked with the contract's own ReleaseIndex schema) → files. Release
- * index format 1 lists every artefact in index.json; format 2 keeps each run's artefacts (and the
+ * dist/current → index.json and its run chunks (read and checked as the server reads them) → files. Release
+ * index format 1 listed every artefact in index.json; later formats keep each run's artefacts (and the
  * run's Last-Modified) in `<run dir>/artefacts.json`: both are read here.
  */
 export async function readPublished(distDir: string): Promise<Published> {
   const dir = path.resolve(distDir, await readlink(path.join(distDir, "current")));
-  const raw = JSON.parse(await readFile(path.join(dir, "index.json"), "utf8")) as RawIndex;
-  ReleaseIndex.parse(raw);
+  const raw = (await readReleaseIndex(distDir, dir)) as RawIndex;
   const artefacts = new Map<string, PublishedArtefact>();
   const resources: Record<string, string> = { ...raw.resources };
   const runResources = new Map<string, string[]>();

@@ -3,11 +3,12 @@
  * precompressed, served publicly under /viewer/ (with 304s, and a redirect from /viewer), made once per
  * content of the templates and reused by every later release, and collected with the releases that use them.
  */
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, readlink, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
+import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
+import type { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
 import { addRun, buildSite, editRunJson, expectProblem, header, http, makeSite, serve, untilServing, type Site } from "../server/serverFixtures.ts";
 
@@ -16,7 +17,7 @@ let server: RunningServer;
 let index: ReleaseIndex;
 
 async function currentIndex(): Promise<ReleaseIndex> {
-  return ReleaseIndex.parse(JSON.parse(await readFile(path.join(site.distDir, "current", "index.json"), "utf8")));
+  return readReleaseIndex(site.distDir, path.resolve(site.distDir, await readlink(path.join(site.distDir, "current"))));
 }
 
 beforeAll(async () => {
