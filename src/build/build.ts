@@ -163,7 +163,8 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
 
   // 2. Decide which folder is served for each reftime.
   const decision = decidePublished(runs);
-  for (const [folder, state] of Object.entries(runs)) {
+  for (const { name: folder } of folders) {
+    const state = runs[folder]!;
     const served = decision.servedBuild.get(folder);
     // An unchanged run keeps its state object, and with it the JSON text already made of it (memoJson).
     if (state.lastGood !== served) runs[folder] = { ...state, lastGood: served };
@@ -192,7 +193,14 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
 
   // 4. The report.
   const runReports = folders.map(({ name }) => reportRun(name, runs[name]!, decision, rebuiltWhy.get(name)));
-  const allIssues = runReports.flatMap((r) => r.issues);
+  let errors = 0;
+  let warnings = 0;
+  for (const run of runReports) {
+    for (const issue of run.issues) {
+      if (issue.severity === "error") errors++;
+      else warnings++;
+    }
+  }
   const reftimes = [...decision.byReftime.keys()].sort().reverse();
   const withdrawn = events.filter((e) => e.kind === "withdrawn").map((e) => e.reftime);
   // What is served, and what is reported apart from why runs were rebuilt: equal means nothing to publish.
@@ -210,8 +218,8 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
       folders: folders.length,
       published: reftimes.length,
       rebuilt: rebuiltWhy.size,
-      errors: allIssues.filter((i) => i.severity === "error").length,
-      warnings: allIssues.filter((i) => i.severity === "warning").length,
+      errors,
+      warnings,
     },
     runs: runReports,
     withdrawn,
