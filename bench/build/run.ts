@@ -706,7 +706,6 @@ const cpuS = median(endToEnd.map((e) => e.userS + e.sysS));
 const startup = median(startupMs);
 const timeMet = wall <= TARGET_S * 1000;
 const rssMet = rssPeak <= TARGET_RSS_MB;
-const fastest = Math.min(...endToEnd.map((e) => e.wallMs));
 const othersMedian = median(endToEnd.map((e) => e.othersCores));
 
 const lines: string[] = [];
@@ -816,7 +815,6 @@ console.log(report);
 
 if (!flags["no-write"]) {
   const loadAfter = loadavg().map((x) => x.toFixed(2)).join(" ");
-  const imagesMs = sum(drawMs) + sum(encodeMs);
   const stageOf = (prefix: string) => stages.find((s) => s.name.startsWith(prefix))!;
   const section = [
     "## Publishing a full-size model run",

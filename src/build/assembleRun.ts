@@ -3,7 +3,7 @@
  * of the runs contract (docs/runs.md). Every problem is recorded in `issues`; the result is undefined
  * when the run cannot be published. Pure: no file access, no clock.
  */
-import type { AshLayerGroupModel, AshLayerModel, AshModel, LatLonBoxModel, RunType } from "../contract/ashModel.ts";
+import type { AshLayerGroupModel, AshLayerModel, AshModel, LatLonBoxModel } from "../contract/ashModel.ts";
 import { normaliseInstant, parseInstant } from "../time/instant.ts";
 import { timesForLayer } from "../time/wmsTimeDimension.ts";
 import { kmlResourceName, kmlTimeResourceName, resourceUrl, slugify } from "./artefactNames.ts";

@@ -11,7 +11,7 @@ import { AshModel, RUN_TYPES, type RunType } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
 import { INDEX_CHUNKS_DIR, RELEASE_INDEX_FORMAT, RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, RunArtefacts, type Artefact, type ListArtefact, type ReleaseIndex, type StoredReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
-import { arrayJson, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
+import { arrayJson, entryJson, objectJson } from "../formats/memoJson.ts";
 import { compactInstant, formatInstant, parseInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { resourceKey, runPngKey } from "./artefactNames.ts";

@@ -18,7 +18,7 @@ import { readReleaseIndex } from "../contract/readReleaseIndex.ts";
 import { CURRENT_LINK, INDEX_CHUNKS_DIR, INDEX_FILE, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
-import { decodeState, stateChunkNames, type BuildState, type EncodedState } from "./buildState.ts";
+import { decodeState, stateChunkNames, type BuildState } from "./buildState.ts";
 import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
@@ -199,7 +199,7 @@ export async function switchToRelease(distDir: string, staged: { dir: string; co
 
 /**
  * Deletes releases that are neither among the newest KEEP_RELEASES nor younger than
- * KEEP_RELEASES_YOUNGER_THAN_MS, and the run, state and viewer directories no kept release uses.
+ * KEEP_RELEASES_YOUNGER_THAN_MS, and the run, state, index and viewer directories no kept release uses.
  * Call with the lock held.
  *
  * `published` (the release just published and the directories it uses) lets a long-running watcher

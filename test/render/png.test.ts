@@ -69,7 +69,6 @@ describe("encodeRgbaPng", () => {
     const [width, height] = [16, 9];
     const rgba = pattern(width, height, (x) => (x % 3 === 0 ? 0 : 255));
     const png = await encodeRgbaPng(rgba, width, height);
-    const list = chunks(png);
     const pixels = await readPixels(png);
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {

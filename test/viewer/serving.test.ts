@@ -3,7 +3,7 @@
  * precompressed, served publicly under /viewer/ (with 304s, and a redirect from /viewer), made once per
  * content of the templates and reused by every later release, and collected with the releases that use them.
  */
-import { mkdir, readdir, readFile, readlink, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readlink, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { brotliDecompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
