@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { chunkName } from "../formats/contentChunks.ts";
-import { INDEX_CHUNKS_DIR, INDEX_FILE, IndexChunk, StoredReleaseIndex, type PublishedRun, type ReleaseIndex } from "./releaseIndex.ts";
+import { INDEX_CHUNKS_DIR, INDEX_FILE, IndexChunk, InlineReleaseIndex, RELEASE_INDEX_FORMAT, StoredReleaseIndex, type PublishedRun, type ReleaseIndex } from "./releaseIndex.ts";
 
 /** Chunks read before, by name: their runs, as parsed. */
 export type IndexChunkCache = Map<string, IndexChunk["runs"]>;
@@ -18,7 +18,12 @@ export type IndexChunkCache = Map<string, IndexChunk["runs"]>;
  */
 export async function readReleaseIndex(distDir: string, releaseDir: string, cache: IndexChunkCache = new Map()): Promise<ReleaseIndex> {
   const indexFile = path.join(releaseDir, INDEX_FILE);
-  const stored = parsedFile(indexFile, await readFile(indexFile, "utf8"), StoredReleaseIndex);
+  const json = parsedJson(indexFile, await readFile(indexFile, "utf8"));
+  if ((json as { format?: unknown } | null)?.format === 2) {
+    // Written before the run list was chunked: read as it is (the next build writes it in chunks).
+    return { ...shaped(indexFile, json, InlineReleaseIndex), format: RELEASE_INDEX_FORMAT, runChunks: [] };
+  }
+  const stored = shaped(indexFile, json, StoredReleaseIndex);
   const byReftime = new Map<string, PublishedRun>();
   for (const name of stored.runChunks) {
     let runs = cache.get(name);
@@ -26,7 +31,7 @@ export async function readReleaseIndex(distDir: string, releaseDir: string, cach
       const file = path.join(distDir, INDEX_CHUNKS_DIR, name);
       const text = await readFile(file, "utf8");
       if (chunkName(text) !== name) throw new Error(`${file} does not hold the content its name says: it was changed or damaged`);
-      runs = parsedFile(file, text, IndexChunk).runs;
+      runs = shaped(file, parsedJson(file, text), IndexChunk).runs;
       cache.set(name, runs);
     }
     for (const [reftime, run] of Object.entries(runs)) {
@@ -46,13 +51,15 @@ export async function readReleaseIndex(distDir: string, releaseDir: string, cach
   return { ...stored, runs };
 }
 
-function parsedFile<T>(file: string, text: string, schema: { parse(value: unknown): T }): T {
-  let json: unknown;
+function parsedJson(file: string, text: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new Error(`${file} is not JSON: ${(error as Error).message}`);
   }
+}
+
+function shaped<T>(file: string, json: unknown, schema: { parse(value: unknown): T }): T {
   try {
     return schema.parse(json);
   } catch (error) {

@@ -102,6 +102,15 @@ export const StoredReleaseIndex = z.strictObject({
 });
 export type StoredReleaseIndex = z.infer<typeof StoredReleaseIndex>;
 
+/**
+ * `index.json` of format 2, which listed the runs inline: still read, so that a server upgraded over a dist/
+ * built before keeps serving its release until the first build of the new version publishes.
+ */
+export const InlineReleaseIndex = StoredReleaseIndex.omit({ format: true, runChunks: true }).extend({
+  format: z.literal(2),
+  runs: z.record(PublishedInstant, PublishedRun),
+});
+
 /** A release as read (readReleaseIndex.ts): index.json with its chunks joined into one run list, by reftime. */
 export type ReleaseIndex = StoredReleaseIndex & { runs: Record<string, PublishedRun> };
 

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { build } from "../../src/build/build.ts";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { chunkName } from "../../src/formats/contentChunks.ts";
+import { ReleaseSource } from "../../src/server/releaseSource.ts";
 import { editManifest, fixedClock, makeWorkspace, PUBLIC_URL, writeKmlRun, type Workspace } from "./runFixtures.ts";
 
 let ws: Workspace;
@@ -43,6 +44,25 @@ describe("the release's run list in chunks", () => {
     const after = (await storedIndex()).runChunks;
     expect(after).toHaveLength(before.length);
     expect(after.filter((name) => !before.includes(name))).toHaveLength(1);
+  });
+
+  it("reads a release of the format before (its runs inline in index.json): the server serves it, and the next build keeps every run and writes chunks", async () => {
+    const dir = await releaseDir();
+    const current = await readReleaseIndex(ws.distDir, dir);
+    const { runChunks: _chunks, format: _format, ...rest } = current;
+    await writeFile(path.join(dir, "index.json"), `${JSON.stringify({ format: 2, ...rest })}\n`);
+    await rm(path.join(ws.distDir, "index"), { recursive: true }); // the format before had no chunks
+
+    const source = await ReleaseSource.open({ distDir: ws.distDir, pollMs: 60_000 });
+    expect(source.current?.index.runs).toEqual(current.runs);
+    expect(source.current?.latest).toBe(FOLDERS.at(-1)!.reftime);
+    source.close();
+
+    await editManifest(path.join(ws.runsDir, FOLDERS[2]!.folder), (m) => ({ ...m, description: "edited after the upgrade" }));
+    const next = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock("2024-06-01T09:00:00Z") });
+    expect(next.report.counts.rebuilt).toBe(1);
+    expect((await storedIndex()).runChunks.length).toBeGreaterThan(1);
+    expect(Object.keys((await readReleaseIndex(ws.distDir, await releaseDir())).runs)).toEqual(FOLDERS.map((f) => f.reftime));
   });
 
   it("refuses a chunk that was changed, one that is missing, and an index whose chunks do not hold its reftimes, naming the file", async () => {
