@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { PublishedInstant, RunType } from "../contract/ashModel.ts";
 import { ReportIssue } from "../contract/buildReport.ts";
-import { bucketOf, CHUNK_BUCKETS, CHUNK_NAME_PATTERN, chunkName } from "../formats/contentChunks.ts";
+import { CHUNK_BUCKETS, CHUNK_NAME_PATTERN, ChunkMemo, chunkName, type Chunk } from "../formats/contentChunks.ts";
 import { arrayJson, deepFrozen, entryJson, objectJson, recordJson } from "../formats/memoJson.ts";
 
 export const BUILD_STATE_FORMAT = 4;
@@ -91,43 +91,27 @@ export interface EncodedState {
   /** state.json of the release. */
   head: string;
   /** Chunk files for `dist/state/`, by name (content-addressed: an existing name holds the same text). */
-  chunks: ReadonlyArray<{ name: string; text: string }>;
+  chunks: readonly Chunk[];
 }
 
 export function encodeState(state: BuildState): EncodedState {
-  const buckets = new Map<number, string[]>();
-  for (const folder of Object.keys(state.runs)) {
-    const bucket = bucketOf(folder);
-    const members = buckets.get(bucket);
-    if (members) members.push(folder);
-    else buckets.set(bucket, [folder]);
-  }
-  const chunks = [...buckets.entries()].sort(([a], [b]) => a - b).map(([bucket, folders]) => chunkOf(bucket, folders, state));
+  const chunks = stateChunks.encode(Object.keys(state.runs), (folder) => [state.runs[folder], state.files[folder]], (folders) => {
+    const files: BuildState["files"] = {};
+    const runs: Record<string, StoredRunState> = {};
+    for (const folder of folders) {
+      if (state.files[folder]) files[folder] = state.files[folder];
+      runs[folder] = storedRun(state.runs[folder]!);
+    }
+    return `{"files":${recordJson(files)},"runs":${recordJson(runs)}}\n`;
+  });
   const { files: _files, runs: _runs, ...rest } = state;
   // The served folders and the events are mostly the objects of the last build: their text is kept (memoJson).
   const head = `${objectJson({ ...rest, chunks: chunks.map((c) => c.name) }, { published: entryJson(state.published), events: arrayJson(state.events) })}\n`;
   return { head, chunks };
 }
 
-/** The last chunk made for each bucket: reused while its folders, run states and fingerprints are the same objects. */
-const lastChunks = new Map<number, { members: unknown[]; name: string; text: string }>();
-
-function chunkOf(bucket: number, folders: readonly string[], state: BuildState): { name: string; text: string } {
-  const members: unknown[] = [];
-  for (const folder of folders) members.push(folder, state.runs[folder], state.files[folder]);
-  const last = lastChunks.get(bucket);
-  if (last && last.members.length === members.length && last.members.every((member, i) => member === members[i])) return last;
-  const files: BuildState["files"] = {};
-  const runs: Record<string, StoredRunState> = {};
-  for (const folder of folders) {
-    if (state.files[folder]) files[folder] = state.files[folder];
-    runs[folder] = storedRun(state.runs[folder]!);
-  }
-  const text = `{"files":${recordJson(files)},"runs":${recordJson(runs)}}\n`;
-  const chunk = { members, name: chunkName(text), text };
-  lastChunks.set(bucket, chunk);
-  return chunk;
-}
+/** The last chunk made for each bucket of folders, reused while its run states and fingerprints are the same objects. */
+const stateChunks = new ChunkMemo();
 
 /** A run's form in a chunk, one object per run state, so that its text is serialised once (memoJson). */
 const storedRuns = new WeakMap<RunState, StoredRunState>();
@@ -182,16 +166,15 @@ export function decodeState(head: string, chunkText: (name: string) => string | 
     const chunk = verifiedChunk(name, text);
     if (!chunk) return undefined;
     Object.assign(files, chunk.files);
-    const members: unknown[] = [];
     for (const [folder, run] of Object.entries(chunk.runs)) {
       if (run.lastGood !== "current") runs[folder] = run as RunState;
       else if (run.current) runs[folder] = { ...run, lastGood: run.current };
       else return undefined; // "current" without a current build: not a file this version wrote
-      members.push(folder, runs[folder], chunk.files[folder]);
+      deepFrozen(runs[folder]);
+      if (chunk.files[folder]) deepFrozen(chunk.files[folder]);
     }
     // A build that starts from this state writes this chunk again only if one of its runs changes.
-    const first = Object.keys(chunk.runs)[0];
-    if (first !== undefined) lastChunks.set(bucketOf(first), { members: deepFrozen(members), name, text });
+    stateChunks.remember(Object.keys(chunk.runs), (folder) => [runs[folder], chunk.files[folder]], { name, text });
   }
   const { chunks: _chunks, ...rest } = parsedHead;
   return { ...rest, files, runs };

@@ -4,38 +4,20 @@
  * instead of the list of every run.
  */
 import type { IndexChunk, ReleaseIndex } from "../contract/releaseIndex.ts";
-import { bucketOf, chunkName } from "../formats/contentChunks.ts";
+import { ChunkMemo, type Chunk } from "../formats/contentChunks.ts";
 import { recordJson } from "../formats/memoJson.ts";
 
-export interface EncodedChunk {
-  name: string;
-  text: string;
-}
+const chunks = new ChunkMemo();
 
-/** The chunks of `runs`, in bucket order. */
-export function encodeIndexRuns(runs: ReleaseIndex["runs"]): EncodedChunk[] {
-  const buckets = new Map<number, string[]>();
-  for (const reftime of Object.keys(runs)) {
-    const bucket = bucketOf(reftime);
-    const members = buckets.get(bucket);
-    if (members) members.push(reftime);
-    else buckets.set(bucket, [reftime]);
-  }
-  return [...buckets.entries()].sort(([a], [b]) => a - b).map(([bucket, reftimes]) => chunkOf(bucket, reftimes, runs));
-}
-
-/** The last chunk made for each bucket: reused while its reftimes and entries are the same objects. */
-const lastChunks = new Map<number, EncodedChunk & { members: unknown[] }>();
-
-function chunkOf(bucket: number, reftimes: readonly string[], runs: ReleaseIndex["runs"]): EncodedChunk {
-  const members: unknown[] = [];
-  for (const reftime of reftimes) members.push(reftime, runs[reftime]);
-  const last = lastChunks.get(bucket);
-  if (last && last.members.length === members.length && last.members.every((member, i) => member === members[i])) return last;
-  const chunkRuns: IndexChunk["runs"] = {};
-  for (const reftime of reftimes) chunkRuns[reftime] = runs[reftime]!;
-  const text = `{"runs":${recordJson(chunkRuns)}}\n`;
-  const chunk = { members, name: chunkName(text), text };
-  lastChunks.set(bucket, chunk);
-  return chunk;
+/** The chunks of `runs`, in bucket order; a bucket whose entries are the objects of the last call is not written again. */
+export function encodeIndexRuns(runs: ReleaseIndex["runs"]): Chunk[] {
+  return chunks.encode(
+    Object.keys(runs),
+    (reftime) => [runs[reftime]],
+    (reftimes) => {
+      const chunkRuns: IndexChunk["runs"] = {};
+      for (const reftime of reftimes) chunkRuns[reftime] = runs[reftime]!;
+      return `{"runs":${recordJson(chunkRuns)}}\n`;
+    },
+  );
 }
