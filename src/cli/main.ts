@@ -144,9 +144,11 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   serveOptions(program.command("serve"))
     .description("serve the published release of the dist directory (follows new releases without restart)")
-    .option("--dist <dir>", "the dist directory (env ASHCAST_DIST)")
-    .action(async (flags: ServeFlags & { dist?: string }) => {
-      const settings = resolveBuildSettings({ ...(flags.dist ? { out: flags.dist } : {}) });
+    .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
+    .option("--dist <dir>", "same as --out")
+    .action(async (flags: ServeFlags & { out?: string; dist?: string }) => {
+      const dist = flags.out ?? flags.dist;
+      const settings = resolveBuildSettings(dist ? { out: dist } : {});
       const server = await listen(settings.distDir, flags);
       await untilSignal();
       await server.close();

@@ -2,7 +2,7 @@
  * The `ashcast` command as a person runs it: spawned from /work/main, real folders in a temp directory.
  * Exit codes: 0 all good; 1 some runs have errors; 2 the command could not run; 70 internal error.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -141,6 +141,34 @@ describe("ashcast check", () => {
     const { code, stderr } = await ashcast(["check", path.join(ws.root, "nowhere")], ws.root);
     expect(code).toBe(2);
     expect(stderr).toContain(path.join(ws.root, "nowhere"));
+  });
+});
+
+describe("ashcast serve", () => {
+  it("serves the dist directory named by --out, as build was told to publish it (--dist is the same)", async () => {
+    await writeKmlRun(ws.runsDir, "hekla", { reftime: "2024-05-01T12:00:00Z" });
+    expect((await ashcast(["build", "--runs", ws.runsDir, "--out", ws.distDir])).code).toBe(0);
+    for (const flag of ["--out", "--dist"]) {
+      const child = spawn(BIN, ["serve", flag, ws.distDir, "--port", "0"], { cwd: PROJECT, env: { ...process.env, ASHCAST_DIST: "" }, stdio: ["ignore", "pipe", "pipe"] });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let text = "";
+          child.stdout.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+            const match = / serving (http:\/\/\S+?)\/ from (.+)$/m.exec(text);
+            if (match) resolve(`${match[1]!}|${match[2]!}`);
+          });
+          child.once("exit", (code) => reject(new Error(`serve ${flag} exited with ${code}: ${text}`)));
+        });
+        const [base, from] = url.split("|");
+        expect(from).toBe(ws.distDir);
+        const answer = await fetch(`${base}/reftimes`, { headers: { "user-agent": "cli-test/1 ops@example.org" } });
+        expect(answer.status).toBe(200);
+        expect(await answer.json()).toEqual([{ reftimes: ["2024-05-01T12:00:00Z"] }]);
+      } finally {
+        child.kill();
+      }
+    }
   });
 });
 
