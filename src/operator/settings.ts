@@ -41,10 +41,10 @@ export class SettingsStore {
   /** Changes are written one at a time, in the order they came. */
   private readonly inTurn = oneAtATime();
 
-  private constructor(
-    readonly file: string,
-    stored: RuntimeSettings,
-  ) {
+  readonly file: string;
+
+  private constructor(file: string, stored: RuntimeSettings) {
+    this.file = file;
     this.current = stored;
   }
 

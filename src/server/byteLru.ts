@@ -7,7 +7,10 @@ export class ByteLru {
   #lastKey: string | undefined;
   #bytes = 0;
 
-  constructor(readonly maxBytes: number) {
+  readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
     if (!(maxBytes > 0)) throw new Error(`ByteLru: maxBytes must be positive, got ${maxBytes}`);
   }
 

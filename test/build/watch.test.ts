@@ -52,7 +52,10 @@ class ServedPoller {
   private stopped = false;
   private readonly done: Promise<void>;
 
-  constructor(private readonly distDir: string) {
+  private readonly distDir: string;
+
+  constructor(distDir: string) {
+    this.distDir = distDir;
     this.done = this.loop();
   }
 

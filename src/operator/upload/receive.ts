@@ -26,11 +26,10 @@ export const DEFAULT_UPLOAD_LIMITS: UploadLimits = { maxBytes: 1024 ** 3, maxFil
 /** A refused upload: the HTTP status and a detail that says what to change. */
 export class UploadRefused extends AshcastError {
   override name = "UploadRefused";
-  constructor(
-    readonly status: 400 | 413 | 415,
-    detail: string,
-  ) {
+  readonly status: 400 | 413 | 415;
+  constructor(status: 400 | 413 | 415, detail: string) {
     super(detail);
+    this.status = status;
   }
 }
 
@@ -61,11 +60,12 @@ export async function receiveUpload(body: Readable, contentType: string, dir: st
 
 /** Counts bytes through a stream, shared by all the streams of one upload; fails with 413 once spent. */
 class ByteBudget extends Transform {
-  constructor(
-    private readonly budget: { left: number },
-    private readonly limits: UploadLimits,
-  ) {
+  private readonly budget: { left: number };
+  private readonly limits: UploadLimits;
+  constructor(budget: { left: number }, limits: UploadLimits) {
     super();
+    this.budget = budget;
+    this.limits = limits;
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.budget.left -= chunk.length;
