@@ -26,12 +26,8 @@
  * dataset, so the shuffle filter that EEMEP often adds is not written here (the reader's shuffle path
  * is tested with ncgen-made files).
  *
- * Under tsx, loading h5wasm costs about 600 MB of resident memory and several seconds (tsx rewrites the
- * 4 MB module's dynamic imports with a full source map); loading h5wasm before tsx avoids it:
- *   node --import h5wasm/node --import tsx scripts/make-model-output.ts ...
- * (from the project directory; the plain `npx tsx` form works too, only heavier).
- *
- * Usage: npx tsx scripts/make-model-output.ts --layout eemep|snap --out DIR [--nx 150 --ny 70
+ * Usage (Node 24, as npm scripts run it; from a shell, node_modules/.bin/node):
+ *   node scripts/make-model-output.ts --layout eemep|snap --out DIR [--nx 150 --ny 70
  *   --steps 24 --res 0.5 --lat0 40 --lon0 -45 --reftime 2019-03-22T12:00:00Z --volcano Hekla
  *   --vlat 63.98 --vlon -19.7 --altitude 1491 --top 12000 --pole-lat 22 --pole-lon 140 --volcano-xml]
  */

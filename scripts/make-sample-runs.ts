@@ -4,7 +4,7 @@
  * NetCDF output (EEMEP layout, or SNAP on a rotated-pole grid for the Katla rehearsal) and volcano.xml as
  * the model chain writes them, an advisory KML with ash areas per flight-level band and time, and WMS
  * layers of the model output with a saved GetCapabilities document.
- * Usage: node --import h5wasm/node --import tsx scripts/make-sample-runs.ts [runsDir]
+ * Usage: npm run samples (node scripts/make-sample-runs.ts [runsDir], on the pinned Node 24)
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";

@@ -18,8 +18,7 @@ export type CheckAnswer = { result: CheckResult } | { error: string };
 export function checkInWorker(dir: string, settings: PipelineSettings): Promise<CheckResult> {
   return new Promise((resolve, reject) => {
     const job: CheckJob = { dir, settings };
-    const entry = new URL("./checkWorkerJob.ts", import.meta.url).href;
-    const worker = new Worker(new URL("./workerBoot.mjs", import.meta.url), { workerData: { entry, check: job } });
+    const worker = new Worker(new URL("./checkWorkerJob.ts", import.meta.url), { workerData: { check: job } });
     let answered = false;
     worker.once("message", (answer: CheckAnswer) => {
       answered = true;

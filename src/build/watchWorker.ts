@@ -23,8 +23,7 @@ export interface WatchWorker extends JobExecutor {
 
 /** Starts the watcher in a worker thread; its log lines go to `log`. */
 export function startWatchWorker(options: WorkerOptions, log: (line: string) => void): WatchWorker {
-  // A worker does not inherit this process's loaders: its entry registers them as bin/ashcast does.
-  const worker = new Worker(new URL("./workerBoot.mjs", import.meta.url), { workerData: { entry: import.meta.url, watch: options } });
+  const worker = new Worker(new URL(import.meta.url), { workerData: { watch: options } });
   let built: () => void = () => {};
   const firstBuild = new Promise<void>((resolve) => (built = resolve));
   const waiting = new Map<string, { resolve: (outcome: JobOutcome) => void; reject: (error: Error) => void }>();

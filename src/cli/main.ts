@@ -4,32 +4,14 @@
  * not run (bad flag, missing directory, build locked); 70 internal error (a bug: please report it).
  */
 import { Command, CommanderError, Option } from "commander";
-import { RUN_TYPES, type RunType } from "../contract/ashModel.ts";
-import { signInSettings, startServer } from "../server/serve.ts";
-import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
-import { AddressList } from "../server/limits/addressList.ts";
+import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
 import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
-import type { PipelineSettings } from "../build/pipelineSettings.ts";
-import type { JobExecutor } from "../contract/jobs.ts";
+import type { ServeFlags } from "./listen.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
-
-interface ServeFlags {
-  port: string;
-  host: string;
-  prefix: string;
-  removedVersions: string;
-  users?: string;
-  accessRules?: string;
-  traffic?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  httpPort?: string;
-  trustedProxies?: string;
-}
 
 const untilSignal = () =>
   new Promise<void>((resolve) => {
@@ -106,42 +88,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       .option("--http-port <n>", "with TLS: a plain-HTTP port that redirects GET/HEAD to HTTPS and refuses the rest (env ASHCAST_HTTP_PORT)", process.env.ASHCAST_HTTP_PORT)
       .option("--trusted-proxies <list>", "comma-separated addresses or CIDR ranges of TLS-terminating proxies, whose X-Forwarded-For/-Proto are believed (env ASHCAST_TRUSTED_PROXIES; replaces the traffic file's)", process.env.ASHCAST_TRUSTED_PROXIES);
 
-  const listen = async (distDir: string, flags: ServeFlags, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor }, checkedTraffic?: TrafficSettings) => {
-    const port = Number(flags.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
-    const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
-    if (flags.trustedProxies !== undefined) {
-      const proxies = flags.trustedProxies.split(",").map((entry) => entry.trim()).filter(Boolean);
-      for (const entry of proxies) {
-        const problem = AddressList.problem(entry);
-        if (problem) throw new UserError(problem, { where: "--trusted-proxies", fix: "give addresses or CIDR ranges separated by commas, e.g. 10.0.0.0/8,192.0.2.7" });
-      }
-      traffic.trustedProxies = proxies;
-    }
-    if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UserError("TLS needs both a certificate and its key", { where: flags.tlsCert === undefined ? "--tls-cert" : "--tls-key", fix: "give both --tls-cert and --tls-key, or neither" });
-    let httpPort: number | undefined;
-    if (flags.httpPort !== undefined) {
-      httpPort = Number(flags.httpPort);
-      if (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port", fix: "give a number from 0 to 65535" });
-      if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
-    }
-    const server = await startServer({
-      distDir,
-      traffic,
-      ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey, ...(httpPort !== undefined ? { httpPort } : {}) } } : {}),
-      port,
-      host: flags.host,
-      prefix: flags.prefix,
-      removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
-      ...(flags.users ? { usersFile: flags.users } : {}),
-      ...(flags.accessRules ? { accessRulesFile: flags.accessRules } : {}),
-      ...(operator ? { operator } : {}),
-      log: (line) => out(stamp(line)),
-    });
-    out(stamp(`serving ${server.url}/ from ${distDir}${server.httpUrl ? ` (plain HTTP on ${server.httpUrl}/ redirects to it)` : ""}`));
-    return server;
-  };
-
   serveOptions(program.command("serve"))
     .description("serve the published release of the dist directory (follows new releases without restart)")
     .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
@@ -149,7 +95,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .action(async (flags: ServeFlags & { out?: string; dist?: string }) => {
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});
-      const server = await listen(settings.distDir, flags);
+      const { listen } = await import("./listen.ts");
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)));
       await untilSignal();
       await server.close();
     });
@@ -158,6 +105,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
+      const [{ listen }, { signInSettings }, { loadTraffic }] = await Promise.all([import("./listen.ts"), import("../server/serve.ts"), import("../server/limits/trafficConfig.ts")]);
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
       // build; `serve` is stopped by startServer itself, before it listens.
       await signInSettings(flags.users);
@@ -167,7 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const { startWatchWorker } = await import("../build/watchWorker.ts");
       const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, { runsDir: settings.runsDir, pipeline: settings, jobs: watcher }, traffic);
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher }, traffic);
       await untilSignal();
       await server.close();
       await watcher.close();
@@ -199,7 +147,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--lat <deg>", "volcano latitude", "63.98")
     .option("--lon <deg>", "volcano longitude", "-19.70")
     .action(async (name: string, flags: { type: string; runs: string; reftime?: string; volcano: string; lat: string; lon: string }) => {
-      if (!(RUN_TYPES as readonly string[]).includes(flags.type)) {
+      if (!isRunType(flags.type)) {
         throw new UserError(`"${flags.type}" is not a run type`, { where: "--type", fix: `use one of ${RUN_TYPES.map((t) => `"${t}"`).join(", ")}` });
       }
       const lat = Number(flags.lat);
@@ -207,7 +155,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (!Number.isFinite(lat) || Math.abs(lat) > 90) throw new UserError(`"${flags.lat}" is not a latitude`, { where: "--lat", fix: "give decimal degrees between -90 and 90" });
       if (!Number.isFinite(lon) || Math.abs(lon) > 180) throw new UserError(`"${flags.lon}" is not a longitude`, { where: "--lon", fix: "give decimal degrees between -180 and 180" });
       const { newRun } = await import("./newRun.ts");
-      const folder = await newRun({ runsDir: flags.runs, name, type: flags.type as RunType, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
+      const folder = await newRun({ runsDir: flags.runs, name, type: flags.type, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
       out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);
     });
 

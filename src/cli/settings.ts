@@ -3,7 +3,7 @@
  * Checked once, with errors that name the flag or variable.
  */
 import path from "node:path";
-import { RUN_TYPES, RunType } from "../contract/ashModel.ts";
+import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
 import { UserError } from "../errors.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
 
@@ -42,11 +42,10 @@ export function resolvePipelineSettings(flags: Pick<BuildFlags, "defaultType" | 
   const typeText = flags.defaultType ?? env.ASHCAST_DEFAULT_RUN_TYPE;
   let defaultRunType: RunType | undefined;
   if (typeText !== undefined && typeText !== "") {
-    const parsed = RunType.safeParse(typeText);
-    if (!parsed.success) {
+    if (!isRunType(typeText)) {
       throw new UserError(`"${typeText}" is not a run type`, { where: flags.defaultType ? "--default-type" : "ASHCAST_DEFAULT_RUN_TYPE", fix: `use one of ${RUN_TYPES.map((t) => `"${t}"`).join(", ")}` });
     }
-    defaultRunType = parsed.data;
+    defaultRunType = typeText;
   }
   const thresholds = parseThresholds(flags.thresholds ?? env.ASHCAST_THRESHOLDS, flags.thresholds !== undefined ? "--thresholds" : "ASHCAST_THRESHOLDS");
   const wmsBaseUrl = flags.wmsBase ?? env.ASHCAST_WMS_BASE;

@@ -4,8 +4,9 @@
  * Key order here is the key order of the published JSON.
  */
 import { z } from "zod";
+import { RUN_TYPES } from "./runTypes.ts";
 
-export const RUN_TYPES = ["Exercise", "Rehearsal", "Real Eruption"] as const;
+export { RUN_TYPES };
 export const RunType = z.enum(RUN_TYPES);
 export type RunType = z.infer<typeof RunType>;
 

@@ -163,7 +163,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   /**
    * The listener of one socket kind, HTTPS or clear: everything goes through here, refusals first. No
-   * closure is made per request (tsx names every one it compiles, at a defineProperty each).
+   * closure is made per request.
    */
   const listenerFor = (tlsSocket: boolean) =>
     function listener(req: IncomingMessage, res: ServerResponse): void {

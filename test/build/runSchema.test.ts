@@ -4,7 +4,7 @@ import { RunManifest } from "../../src/build/runManifest.ts";
 import { RUN_SCHEMA_PATH, runSchemaText } from "../../scripts/export-run-schema.ts";
 
 describe("templates/run.schema.json", () => {
-  it("is the JSON Schema of the run.json zod schema (run `npx tsx scripts/export-run-schema.ts` after changing it)", async () => {
+  it("is the JSON Schema of the run.json zod schema (run `npm run schema` after changing it)", async () => {
     expect(await readFile(RUN_SCHEMA_PATH, "utf8")).toBe(runSchemaText());
   });
 

@@ -29,7 +29,7 @@ describe("the bundled sample runs", () => {
   it("are exactly what scripts/make-sample-runs.ts writes (deterministic, regenerable)", async () => {
     const out = await mkdtemp(path.join(tmpdir(), "ashcast-samples-gen-"));
     scratch.push(out);
-    await run(process.execPath, ["--import", "h5wasm/node", "--import", "tsx", path.join(ROOT, "scripts/make-sample-runs.ts"), out], { cwd: ROOT });
+    await run(process.execPath, [path.join(ROOT, "scripts/make-sample-runs.ts"), out], { cwd: ROOT });
     const folders = (await readdir(out)).sort();
     expect(folders).toEqual(["2010-04-15-eyjafjallajokull", "2026-03-14-hekla-exercise", "2026-05-02-katla-rehearsal"]);
     for (const folder of folders) {

@@ -80,7 +80,7 @@ describe("throttle state in Redis", () => {
     const { execFile } = await import("node:child_process");
     const { promisify } = await import("node:util");
     const bin = new URL("../../bin/ashcast", import.meta.url).pathname;
-    const failed = await promisify(execFile)(process.execPath, [bin, "serve", "--dist", site.distDir, "--port", port], { cwd: site.root, env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
+    const failed = await promisify(execFile)(bin, ["serve", "--dist", site.distDir, "--port", port], { cwd: site.root, env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
     expect((failed as { code: unknown }).code).toBe(2);
     expect((failed as { stderr: string }).stderr).toMatch(new RegExp(`--port: port ${port} on 127\\.0\\.0\\.1 is in use\n {2}fix: `));
   });

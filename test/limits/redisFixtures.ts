@@ -71,7 +71,7 @@ export async function startInstance(options: { cwd: string; distDir: string; env
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   delete env.ASHCAST_TRAFFIC_FILE;
-  const child = spawn(process.execPath, [BIN, "serve", "--dist", options.distDir, "--port", String(port), "--host", "127.0.0.1"], { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(BIN, ["serve", "--dist", options.distDir, "--port", String(port), "--host", "127.0.0.1"], { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
   const collect = (chunk: Buffer) => output.push(...chunk.toString().split("\n").filter(Boolean));
   child.stdout!.on("data", collect);

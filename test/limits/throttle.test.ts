@@ -231,7 +231,7 @@ describe("the traffic settings file", () => {
     await writeFile(file, JSON.stringify({ format: 1, proxyHops: 0 }));
     const out = path.join(site.root, "never-built");
     const bin = fileURLToPath(new URL("../../bin/ashcast", import.meta.url));
-    const failed = await promisify(execFile)(process.execPath, [bin, "start", "--runs", site.runsDir, "--out", out, "--traffic", file, "--port", "0"], { cwd: site.root, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
+    const failed = await promisify(execFile)(bin, ["start", "--runs", site.runsDir, "--out", out, "--traffic", file, "--port", "0"], { cwd: site.root, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
     expect((failed as { code: unknown }).code).toBe(2);
     expect((failed as { stderr: string }).stderr).toContain(`${file}: proxyHops:`);
     await expect(readFile(path.join(out, "current", "index.json"))).rejects.toThrow(/ENOENT/);

@@ -79,14 +79,12 @@ describe("make-model-output", () => {
   it("runs from the command line, and refuses bad arguments", async () => {
     const dir = await tempDir();
     const script = path.join(ROOT, "scripts/make-model-output.ts");
-    const tsx = path.join(ROOT, "node_modules/.bin/tsx");
-    // h5wasm loaded before tsx: tsx would otherwise rewrite its 4 MB module (seconds, ~600 MB).
-    const { stdout } = await run(process.execPath, ["--import", "h5wasm/node", "--import", "tsx", script, "--layout", "snap", "--out", dir, "--nx", "12", "--ny", "10", "--steps", "3", "--res", "1", "--lat0", "55", "--lon0", "-30", "--reftime", "2024-05-01T06:00:00Z", "--volcano", "Askja", "--vlat", "65.03", "--vlon", "-16.75"], { cwd: ROOT });
+    const { stdout } = await run(process.execPath, [script, "--layout", "snap", "--out", dir, "--nx", "12", "--ny", "10", "--steps", "3", "--res", "1", "--lat0", "55", "--lon0", "-30", "--reftime", "2024-05-01T06:00:00Z", "--volcano", "Askja", "--vlat", "65.03", "--vlon", "-16.75"], { cwd: ROOT });
     expect(stdout.trim()).toBe(path.join(dir, "snap_20240501T060000.nc"));
     const output = await openModelOutput(stdout.trim(), "cli/snap.nc");
     expect([output.layout, output.grid.nx, output.grid.ny, output.times.length, output.title]).toEqual(["SNAP", 12, 10, 3, "Askja 2024-05-01T06:00:00Z"]);
     output.close();
-    const failed = await run(tsx, [script, "--layout", "wrf", "--out", dir], { cwd: ROOT }).then(
+    const failed = await run(process.execPath, [script, "--layout", "wrf", "--out", dir], { cwd: ROOT }).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );
