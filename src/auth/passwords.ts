@@ -4,16 +4,14 @@
  * `<version>$<argon2 encoded hash>`, so a secret can be rotated while old hashes still verify.
  */
 import { randomBytes } from "node:crypto";
-import { hash, verify } from "@node-rs/argon2";
+import argon2 from "argon2";
 import { UserError } from "../errors.ts";
 
 /** OWASP's argon2id minimum (security.md): 19 MiB, two passes, one lane. */
 export const ARGON2_MEMORY_KIB = 19456;
 export const ARGON2_PASSES = 2;
 export const ARGON2_LANES = 1;
-/** `Algorithm.Argon2id`: the package's enum is a `const enum`, which isolated modules cannot read. */
-const ARGON2ID = 2;
-const ARGON2_OPTIONS = { algorithm: ARGON2ID, memoryCost: ARGON2_MEMORY_KIB, timeCost: ARGON2_PASSES, parallelism: ARGON2_LANES } as const;
+const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: ARGON2_MEMORY_KIB, timeCost: ARGON2_PASSES, parallelism: ARGON2_LANES } as const;
 
 /** Longer passwords are refused before hashing: argon2 would take them, at the cost of a cheap DoS. */
 export const MAX_PASSWORD_BYTES = 1024;
@@ -22,8 +20,11 @@ export const MIN_PEPPER_BYTES = 16;
 export const DEFAULT_PEPPER_VERSION = "1";
 /** The version is the prefix of every stored hash: no `$`, short. */
 const PEPPER_VERSION = /^[A-Za-z0-9._-]{1,32}$/;
-/** What a stored hash looks like; the users file schema checks it too. */
-export const STORED_HASH = /^([A-Za-z0-9._-]{1,32})\$(\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/;
+/**
+ * What a stored hash looks like; the users file schema checks it too. The PHC string's parameters come in
+ * either order: argon2 writes `m=,p=,t=`, @node-rs/argon2 (used before 2026-11) wrote `m=,t=,p=`.
+ */
+export const STORED_HASH = /^([A-Za-z0-9._-]{1,32})\$(\$argon2id\$v=19\$m=\d+,(?:t=\d+,p=\d+|p=\d+,t=\d+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/;
 
 export interface Pepper {
   version: string;
@@ -86,7 +87,7 @@ export function checkPassword(password: string): void {
 /** `<pepper version>$<argon2id encoded hash>`; the salt is random, so equal passwords give different strings. */
 export async function hashPassword(password: string, pepper: Pepper): Promise<string> {
   checkPassword(password);
-  return `${pepper.version}$${await hash(password, { ...ARGON2_OPTIONS, secret: pepper.secret })}`;
+  return `${pepper.version}$${await argon2.hash(password, { ...ARGON2_OPTIONS, secret: pepper.secret })}`;
 }
 
 /** The pepper version a stored hash was made with, and argon2's encoded hash. */
@@ -109,7 +110,7 @@ export async function verifyPassword(stored: string, password: string, peppers: 
   }
   // Length is no secret: an over-long password is simply wrong, without spending a hash on it.
   if (password === "" || passwordBytes(password) > MAX_PASSWORD_BYTES) return false;
-  return verify(parsed.encoded, password, { secret: pepper.secret });
+  return argon2.verify(parsed.encoded, password, { secret: pepper.secret });
 }
 
 let dummy: Promise<string> | undefined;
@@ -121,9 +122,9 @@ let dummy: Promise<string> | undefined;
  * at start to pay for that there); it has the same parameters, so verifying against it costs the same.
  */
 export async function dummyVerify(password: string): Promise<false> {
-  dummy ??= hash(randomBytes(32).toString("base64"), { ...ARGON2_OPTIONS, secret: randomBytes(MIN_PEPPER_BYTES) });
+  dummy ??= argon2.hash(randomBytes(32).toString("base64"), { ...ARGON2_OPTIONS, secret: randomBytes(MIN_PEPPER_BYTES) });
   const encoded = await dummy;
   if (password === "" || passwordBytes(password) > MAX_PASSWORD_BYTES) return false;
-  await verify(encoded, password, { secret: randomBytes(MIN_PEPPER_BYTES) });
+  await argon2.verify(encoded, password, { secret: randomBytes(MIN_PEPPER_BYTES) });
   return false;
 }
