@@ -9,19 +9,20 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import type { Context, Hono } from "hono";
-import { isRunFolderName } from "../contract/runFolderNames.ts";
-import type { JobBoard, JobRequest } from "../operator/jobs.ts";
-import { signedInUser } from "./accessControl.ts";
-import { readSmallJson } from "./jsonBody.ts";
-import { problemResponse } from "./problem.ts";
-import { CORS_HEADERS } from "./representation.ts";
+import { Hono, type Context } from "hono";
+import { isRunFolderName } from "../../contract/runFolderNames.ts";
+import type { JobBoard, JobRequest } from "../../operator/jobs.ts";
+import { signedInUser } from "../accessControl.ts";
+import { readSmallJson } from "../jsonBody.ts";
+import { problemResponse } from "../problem.ts";
+import { CORS_HEADERS } from "../representation.ts";
 
 const EXAMPLE = `{"kind": "rebuild", "run": "2026-06-01-askja"}`;
 const JOB_ID = /^[0-9TZ]{16}-[0-9a-f]{6}$/;
 
-export function addJobRoutes(app: Hono, base: string, options: { jobs?: JobBoard; runsDir?: string }): void {
-  const { jobs, runsDir } = options;
+/** Without a job board (`serve` alone, which has no builder) every address answers 503. */
+export function jobRoutes(base: string, jobs: JobBoard | undefined, runsDir: string | undefined): Hono {
+  const app = new Hono();
   const unavailable = () => problemResponse(503, "jobs run on the builder: use ashcast start, which watches runs/ and serves");
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS, ...headers } });
@@ -59,6 +60,7 @@ export function addJobRoutes(app: Hono, base: string, options: { jobs?: JobBoard
   app.all(`${base}/jobs`, refuse("GET, HEAD, POST"));
   app.all(`${base}/jobs/:id`, refuse("GET, HEAD"));
   app.all(`${base}/jobs/:id/cancel`, refuse("POST"));
+  return app;
 }
 
 const unknownJob = (base: string) => problemResponse(404, `there is no such job (finished jobs are kept for a while); ${base}/jobs lists them`);

@@ -1,0 +1,63 @@
+/**
+ * The data endpoints of the specification: the run (`/`, `/.json`, `/.png`), `/reftimes`, `/changelog`
+ * and `/resources`, all answered from the published release.
+ */
+import type { Context, Hono } from "hono";
+import { problemResponse } from "../problem.ts";
+import { CORS_HEADERS } from "../representation.ts";
+import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
+import type { ReleaseView } from "../app.ts";
+import { readOnlyRoutes, withSlash, type Responder } from "./respond.ts";
+
+export const refuse = (refusal: Refusal): Response => problemResponse(refusal.status, refusal.detail);
+
+export function dataRoutes(base: string, source: ReleaseView, respond: Responder): Hono {
+  async function model(c: Context, format: ModelFormat): Promise<Response> {
+    const selected = selectModel(source.current, c.req.queries("reftime"), format, c.req.header("accept"), base);
+    if (selected.kind === "problem") return refuse(selected);
+    if (selected.kind === "nothing published") return respond.noContent();
+    const list = await source.runArtefacts(selected.run);
+    return respond.send(c, list.artefacts[selected.key]!, selected.run.modified, selected.cacheSeconds, { varyAccept: selected.varyAccept });
+  }
+
+  async function resources(c: Context): Promise<Response> {
+    const release = source.current;
+    if (!release) return respond.noContent();
+    const names = c.req.queries("name");
+    if (!names) {
+      // The shared resources, and those of one run (the latest, or ?reftime=): never all runs at once.
+      const run = selectRun(release, c.req.queries("reftime"), base);
+      if (run && "kind" in run) return refuse(run);
+      const runNames = run ? Object.keys((await source.runArtefacts(run)).resources) : [];
+      return new Response(JSON.stringify([...Object.keys(release.index.resources), ...runNames]), {
+        headers: { "content-type": "application/json;charset=UTF-8", "cache-control": `public, max-age=${CACHE_SECONDS.lists}`, ...CORS_HEADERS },
+      });
+    }
+    if (names.length > 1) return problemResponse(400, "give the name parameter once");
+    const name = names[0]!;
+    const missing = () => problemResponse(404, `no resource is named "${name.slice(0, 200)}"; ${base}/resources lists the names`);
+    const located = locateResource(release, name);
+    if (!located) return missing();
+    if (located.kind === "shared") return respond.sendList(c, located.artefact, CACHE_SECONDS.resources);
+    const list = await source.runArtefacts(located.run);
+    if (!Object.hasOwn(list.resources, name)) return missing();
+    return respond.send(c, list.artefacts[list.resources[name]!]!, located.run.modified, CACHE_SECONDS.resources);
+  }
+
+  /** A list of the release (`reftimes`, `changelog`). */
+  const list = (which: "reftimes" | "changelog") => (c: Context) => {
+    const release = source.current;
+    return release ? respond.sendList(c, release.index.artefacts[release.index.lists[which]]!) : respond.noContent();
+  };
+
+  return readOnlyRoutes([
+    // Without the slash, the relative timestep urls (`./resources?...`) would resolve one level up.
+    [base, withSlash(base)],
+    [`${base}/`, (c) => model(c, "negotiate")],
+    [`${base}/.json`, (c) => model(c, "json")],
+    [`${base}/.png`, (c) => model(c, "png")],
+    [`${base}/reftimes`, list("reftimes")],
+    [`${base}/changelog`, list("changelog")],
+    [`${base}/resources`, resources],
+  ]);
+}
