@@ -7,7 +7,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { RunReport } from "../contract/buildReport.ts";
 import { UserError } from "../errors.ts";
-import { decidePublished } from "./build.ts";
+import { decidePublished } from "./publishDecision.ts";
 import type { RunState } from "./buildState.ts";
 import { renderRun } from "./renderRun.ts";
 import { isRunFolderName } from "../contract/runFolderNames.ts";

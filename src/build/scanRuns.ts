@@ -39,11 +39,17 @@ export interface ScannedRun {
 /** Fingerprints of one folder's files by name, as the last build saw them. */
 export type FolderFingerprints = Record<string, FileFingerprint>;
 
+/** An entry of runs/: a run folder, or a symbolic link to report. */
+export interface RunFolder {
+  name: string;
+  isLink: boolean;
+}
+
 /**
  * Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported.
  * `exclude` is an absolute path that is never a run (the dist directory, when it lives inside runs/).
  */
-export function listRunFolders(runsDir: string, exclude?: string): Array<{ name: string; isLink: boolean }> {
+export function listRunFolders(runsDir: string, exclude?: string): RunFolder[] {
   // Synchronously: one call, where the thread pool's round trip costs more than listing 1,000 names.
   const entries = readdirSync(runsDir, { withFileTypes: true });
   const excluded = excludedName(runsDir, exclude);
@@ -58,7 +64,7 @@ export function listRunFolders(runsDir: string, exclude?: string): Array<{ name:
  * looked at again (added when it is now a run folder, dropped when it is gone). Same order and form as
  * listRunFolders; the known folders' `isLink` is not looked at (their files are not scanned).
  */
-export function foldersAfterChanges(runsDir: string, exclude: string | undefined, known: readonly string[], changed: ReadonlySet<string>): Array<{ name: string; isLink: boolean }> {
+export function foldersAfterChanges(runsDir: string, exclude: string | undefined, known: readonly string[], changed: ReadonlySet<string>): RunFolder[] {
   const excluded = excludedName(runsDir, exclude);
   const folders = known.filter((name) => !changed.has(name)).map((name) => ({ name, isLink: false }));
   for (const name of changed) {

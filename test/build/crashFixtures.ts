@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { contentHash } from "../../src/build/build.ts";
+import { contentHash } from "../../src/build/updateRun.ts";
 import { AshModel, type RunType } from "../../src/contract/ashModel.ts";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { CURRENT_LINK, INDEX_FILE, RUN_ARTEFACTS_FILE, RunArtefacts, type Artefact, type ReleaseIndex } from "../../src/contract/releaseIndex.ts";
