@@ -55,6 +55,6 @@ export async function listen(distDir: string, flags: ServeFlags, log: (line: str
     ...(operator ? { operator } : {}),
     log,
   });
-  log(`serving ${server.url}/ from ${distDir}${server.httpUrl ? ` (plain HTTP on ${server.httpUrl}/ redirects to it)` : ""}`);
+  log(`serving ${server.url}/ from ${distDir} on Node.js ${process.version}${server.httpUrl ? ` (plain HTTP on ${server.httpUrl}/ redirects to it)` : ""}`);
   return server;
 }

@@ -3,6 +3,7 @@
  * valid ones were still published), or `user` refused (the user exists, no such user); 2 the command could
  * not run (bad flag, missing directory, build locked); 70 internal error (a bug: please report it).
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
 import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
@@ -12,6 +13,12 @@ import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "
 import type { ServeFlags } from "./listen.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
+
+/** `ashcast 0.1.0 (Node.js v24.21.0)`: operators reporting a problem say both. */
+function versionText(): string {
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return `ashcast ${version} (Node.js ${process.version})`;
+}
 
 const untilSignal = () =>
   new Promise<void>((resolve) => {
@@ -37,6 +44,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let exitCode: number = EXIT.ok;
   const program = new Command("ashcast")
     .description("Publishes volcanic ash forecast runs: validates runs/ and precomputes every artefact into dist/.")
+    .version(versionText(), "-V, --version", "the version of ashcast and of the Node.js it runs on")
     .showHelpAfterError("(add --help for usage)");
 
   buildOptions(program.command("build"))

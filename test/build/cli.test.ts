@@ -10,6 +10,7 @@ import { makeWorkspace, readRelease, snapshotTree, writeKmlRun, type Workspace }
 
 const PROJECT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(PROJECT, "bin/ashcast");
+const PINNED_NODE = (JSON.parse(await readFile(path.join(PROJECT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies.node!;
 
 interface Outcome {
   code: number;
@@ -145,7 +146,7 @@ describe("ashcast check", () => {
 });
 
 describe("ashcast serve", () => {
-  it("serves the dist directory named by --out, as build was told to publish it (--dist is the same)", async () => {
+  it("serves the dist directory named by --out, as build was told to publish it (--dist is the same), on the pinned Node.js", async () => {
     await writeKmlRun(ws.runsDir, "hekla", { reftime: "2024-05-01T12:00:00Z" });
     expect((await ashcast(["build", "--runs", ws.runsDir, "--out", ws.distDir])).code).toBe(0);
     for (const flag of ["--out", "--dist"]) {
@@ -155,13 +156,14 @@ describe("ashcast serve", () => {
           let text = "";
           child.stdout.on("data", (chunk: Buffer) => {
             text += chunk.toString();
-            const match = / serving (http:\/\/\S+?)\/ from (.+)$/m.exec(text);
-            if (match) resolve(`${match[1]!}|${match[2]!}`);
+            const match = / serving (http:\/\/\S+?)\/ from (.+) on Node\.js (v\S+)$/m.exec(text);
+            if (match) resolve(`${match[1]!}|${match[2]!}|${match[3]!}`);
           });
           child.once("exit", (code) => reject(new Error(`serve ${flag} exited with ${code}: ${text}`)));
         });
-        const [base, from] = url.split("|");
+        const [base, from, nodeVersion] = url.split("|");
         expect(from).toBe(ws.distDir);
+        expect(nodeVersion).toBe(`v${PINNED_NODE}`);
         const answer = await fetch(`${base}/reftimes`, { headers: { "user-agent": "cli-test/1 ops@example.org" } });
         expect(answer.status).toBe(200);
         expect(await answer.json()).toEqual([{ reftimes: ["2024-05-01T12:00:00Z"] }]);

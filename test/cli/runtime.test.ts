@@ -1,0 +1,53 @@
+/**
+ * ashcast runs on the Node.js the project pins (the npm package `node`, issue 15), not on whatever `node`
+ * comes first on PATH: this machine's own is Node 20, past its end of life.
+ */
+import { execFile } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const PROJECT = path.resolve(import.meta.dirname, "../..");
+const BIN = path.join(PROJECT, "bin/ashcast");
+const manifest = JSON.parse(await readFile(path.join(PROJECT, "package.json"), "utf8")) as { dependencies: Record<string, string>; engines: Record<string, string> };
+const PINNED = manifest.dependencies.node!;
+const run = promisify(execFile);
+/** The system's directories only: /usr/bin/node, if there is one, comes first. */
+const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+const scratch = await mkdtemp(path.join(tmpdir(), "ashcast-runtime-"));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+describe("the pinned runtime", () => {
+  it("is Node 24 LTS, exactly, and engines says the same", () => {
+    expect(PINNED).toMatch(/^24\.\d+\.\d+$/);
+    expect(manifest.engines.node).toBe(PINNED);
+  });
+
+  it("runs the tests (npm test puts it first on PATH)", () => {
+    expect(process.version).toBe(`v${PINNED}`);
+  });
+
+  it("runs ./bin/ashcast from a shell whose PATH has only the system's node", async () => {
+    const { stdout } = await run(BIN, ["--version"], { env: { ...process.env, PATH: SYSTEM_PATH } });
+    expect(stdout.trim()).toBe(`ashcast ${(JSON.parse(await readFile(path.join(PROJECT, "package.json"), "utf8")) as { version: string }).version} (Node.js v${PINNED})`);
+  });
+
+  it("runs it through a symbolic link, as npm links a package's bin", async () => {
+    const link = path.join(scratch, "ashcast");
+    await symlink(BIN, link);
+    const { stdout } = await run(link, ["--version"], { env: { ...process.env, PATH: SYSTEM_PATH }, cwd: scratch });
+    expect(stdout).toContain(`(Node.js v${PINNED})`);
+  });
+
+  it("says what to do when the pinned Node is not installed, instead of running another", async () => {
+    const bare = path.join(scratch, "bare");
+    await mkdir(path.join(bare, "bin"), { recursive: true });
+    await copyFile(BIN, path.join(bare, "bin/ashcast"));
+    const failed = await run(path.join(bare, "bin/ashcast"), ["--version"], { env: { ...process.env, PATH: SYSTEM_PATH } }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain(`is not installed; run npm ci in ${bare}`);
+  });
+});
