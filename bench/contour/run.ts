@@ -5,7 +5,7 @@
  * threshold and their overlap (IoU, by scanline rasterisation at a quarter of a cell), prints a markdown
  * table and writes the section "## Contouring: ashcast vs gdal_contour" of docs/benchmarks.md.
  *
- *   npx tsx bench/contour/run.ts [--repeats 15] [--no-write]
+ *   npm run bench:contour -- [--repeats 15] [--no-write]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -220,12 +220,12 @@ if (write && gdal) {
     "intersection over union of the two areas ≥ t, rasterised at ¼ cell by even-odd scanlines.",
     "",
     `- Machine: ${cpus().length} CPU(s), ${cpu}, ${Math.round(totalmem() / 2 ** 20)} MiB RAM, load average ${loadavg()[0]!.toFixed(2)} at the end; shared and noisy, hence ratios.`,
-    `- Node ${process.version}, run through tsx; ${gdal.version} (Debian gdal-bin); ${repeats} repeats; measured ${new Date().toUTCString()}.`,
+    `- Node ${process.version}, TypeScript stripped natively; ${gdal.version} (Debian gdal-bin); ${repeats} repeats; measured ${new Date().toUTCString()}.`,
     "",
     "Reproduce (writes this section again):",
     "",
     "```sh",
-    `npx tsx bench/contour/run.ts --repeats ${repeats}`,
+    `npm run bench:contour -- --repeats ${repeats}`,
     "```",
     "",
     table,

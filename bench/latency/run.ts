@@ -7,7 +7,7 @@
  * files written in place are held until their size has stayed the same for 1 s): that is the floor, and
  * what this measures above it is the build and the server's switch to the new release.
  *
- *   node --import tsx bench/latency/run.ts [--runs 10,1000] [--repeats 7] [--no-write]
+ *   npm run bench:latency -- [--runs 10,1000] [--repeats 7] [--no-write]
  */
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
@@ -82,7 +82,7 @@ const first = results[0]!;
 const last = results.at(-1)!;
 const section = `## Publish latency: a finished run folder to a served run
 
-\`node --import tsx bench/latency/run.ts --runs ${sizes.join(",")} --repeats ${repeats}\`: a real \`ashcast start\` on 127.0.0.1 with N runs
+\`npm run bench:latency -- --runs ${sizes.join(",")} --repeats ${repeats}\`: a real \`ashcast start\` on 127.0.0.1 with N runs
 published (KML runs as in the incremental benchmark); each repeat renames a complete run folder into runs/ and polls
 \`GET /?reftime=\` every 5 ms until it answers 200. ${cpus().length} cores, measured ${new Date().toISOString().slice(0, 16)}Z.
 

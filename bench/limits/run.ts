@@ -12,7 +12,7 @@
  *    this tree's node_modules) beside this tree's `ashcast serve`, both with the same high limit: what
  *    the whole change costs per request, measured in the same run.
  *
- *   npx tsx bench/limits/run.ts [--duration 15] [--repeats 3] [--clients 16] [--client-rate 20]
+ *   npm run bench:limits -- [--duration 15] [--repeats 3] [--clients 16] [--client-rate 20]
  *                               [--rate 50] [--burst 100] [--abuser-connections 8] [--cost-duration 10]
  *                               [--quiet-wait 20] [--no-cost] [--no-docs] [--before COMMIT]
  *
@@ -154,7 +154,7 @@ interface Server {
 /** The server, pinned to core 0; its pid is node's own (taskset execs it). */
 async function startServerProcess(distDir: string, guard: boolean, env: Record<string, string>, holdMs?: number): Promise<Server> {
   const port = await freePort();
-  const [command, args] = pinned(SERVER_CPU, process.execPath, ["--import", "tsx", SERVER, "--dist", distDir, "--port", String(port), ...(guard ? [] : ["--no-guard"]), ...(holdMs !== undefined ? ["--hold-ms", String(holdMs)] : [])]);
+  const [command, args] = pinned(SERVER_CPU, process.execPath, [SERVER, "--dist", distDir, "--port", String(port), ...(guard ? [] : ["--no-guard"]), ...(holdMs !== undefined ? ["--hold-ms", String(holdMs)] : [])]);
   const child = start(command, args, { ...process.env, ...env });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -170,7 +170,7 @@ async function startServerProcess(distDir: string, guard: boolean, env: Record<s
 /** `ashcast serve` of an application directory (this tree, or an archived commit), pinned to core 0. */
 async function startCliServer(appDir: string, distDir: string, env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const [command, args] = pinned(SERVER_CPU, process.execPath, [path.join(appDir, "bin", "ashcast"), "serve", "--dist", distDir, "--port", String(port), "--host", "127.0.0.1"]);
+  const [command, args] = pinned(SERVER_CPU, path.join(appDir, "bin", "ashcast"), ["serve", "--dist", distDir, "--port", String(port), "--host", "127.0.0.1"]);
   const child = start(command, args, { ...process.env, ...env });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
   try {
     const distDir = path.join(work, "dist");
     say(`building ${path.join(REPO, "runs")} into ${distDir}`);
-    const built = spawnSync(process.execPath, [path.join(REPO, "bin", "ashcast"), "build", "--runs", path.join(REPO, "runs"), "--out", distDir], { cwd: REPO, encoding: "utf8" });
+    const built = spawnSync(path.join(REPO, "bin", "ashcast"), ["build", "--runs", path.join(REPO, "runs"), "--out", distDir], { cwd: REPO, encoding: "utf8" });
     if (built.status !== 0 && built.status !== 1) throw new Error(`build failed:\n${built.stdout}${built.stderr}`);
 
     // 1. Abuse: refusals held (the default) and answered at once, each on its own server, repeats interleaved.
@@ -391,7 +391,7 @@ function report(options: Options, modes: AbuseRun[], cost: CostRun[]): string {
   const lines = [
     SECTION,
     "",
-    `Measured ${new Date().toISOString().slice(0, 19)}Z with \`npx tsx bench/limits/run.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(" ")}` : ""}\`; commit ${commit}${dirty ? ` with ${dirty} uncommitted change(s) in src/ or bench/` : ""}.`,
+    `Measured ${new Date().toISOString().slice(0, 19)}Z with \`npm run bench:limits --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(" ")}` : ""}\`; commit ${commit}${dirty ? ` with ${dirty} uncommitted change(s) in src/ or bench/` : ""}.`,
     `Machine: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}; server pinned to core ${SERVER_CPU}, wrk (nice 19) and the well-behaved clients to core ${LOAD_CPU}${taskset ? "" : " (no taskset: not pinned)"}. Cores busy before each repeat (after waiting up to ${options.quietWait} s for quiet): ${modes.flatMap((m) => m.quiet).map((q) => fmt(q)).join(", ")}.`,
     "",
     `**Abuse.** The data class limited to ${options.rate} req/s with bursts of ${options.burst} per client (\`ASHCAST_RATE_PER_SECOND\`, \`ASHCAST_RATE_BURST\`). ${options.clients} well-behaved clients (each its own User-Agent, one keep-alive connection, ${options.clientRate} req/s: ${options.clients * options.clientRate} req/s in all) fetch \`/\` (the latest run's JSON) for ${options.duration} s on the idle service, then ${options.duration} s again while one abuser (one User-Agent, ${options.abuserConnections} keep-alive connections, wrk at full speed) hammers the same route; ${options.repeats} repeats, on two servers: refusals held (the default) and answered at once, interleaved. Latency is measured by the clients per request (send to last byte).`,

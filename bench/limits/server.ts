@@ -3,7 +3,7 @@
  * defaults and ASHCAST_RATE_PER_SECOND / ASHCAST_RATE_BURST) or without it (`--no-guard`), so that the
  * guard's cost is measured on the same code and nothing else differs.
  *
- *   npx tsx bench/limits/server.ts --dist DIR --port N [--no-guard] [--hold-ms N]
+ *   node_modules/.bin/node bench/limits/server.ts --dist DIR --port N [--no-guard] [--hold-ms N]
  */
 import { startServer } from "../../src/server/serve.ts";
 import { resolveTraffic } from "../../src/server/limits/trafficConfig.ts";

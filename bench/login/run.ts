@@ -8,7 +8,7 @@
  * answers instead of the hash. Wall clock per request on the client; medians and p90 per kind, and their
  * ratio. Writes the section "## Sign-in timing" of docs/benchmarks.md unless --no-write.
  *
- *   node --import tsx bench/login/run.ts [--pairs 60] [--no-write]
+ *   npm run bench:login -- [--pairs 60] [--no-write]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -79,7 +79,7 @@ const table = [
 const verdict = Math.abs(ratio - 1) <= 0.2 ? "within" : "outside";
 const section = `## Sign-in timing
 
-\`node --import tsx bench/login/run.ts --pairs ${pairs}\`: POST /token on a real server (argon2id m=19456 KiB, t=2, p=1),
+\`npm run bench:login -- --pairs ${pairs}\`: POST /token on a real server (argon2id m=19456 KiB, t=2, p=1),
 ${pairs} interleaved pairs of an unknown name and a known user with a wrong password, each account tried once (no backoff).
 ${cpus().length} cores, measured ${new Date().toISOString().slice(0, 16)}Z.
 

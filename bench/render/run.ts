@@ -1,7 +1,7 @@
 /**
  * Timings of the map renderers: the first call of an extent (base map drawn: Natural Earth projected)
  * against later calls (base map copied from the cache), median of N.
- *   npx tsx bench/render/run.ts [N]
+ *   npm run bench:render -- [N]
  */
 import { performance } from "node:perf_hooks";
 import { createCanvas, loadImage } from "@napi-rs/canvas";

@@ -4,7 +4,7 @@
  * (no framework, no routing, no negotiation). It tells how much of the gap to nginx is Node itself and
  * how much is the code above it.
  *
- *   node --import tsx bench/serve/bare.ts --file dist/runs/<dir>/model.json --etag '"abc"' --port 8090
+ *   node_modules/.bin/node bench/serve/bare.ts --file dist/runs/<dir>/model.json --etag '"abc"' --port 8090
  */
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";

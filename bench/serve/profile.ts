@@ -3,7 +3,7 @@
  * self time, self time grouped by where the code lives (Node's HTTP internals, hono, @hono/node-server,
  * ashcast's src/server, GC ...), and the inclusive time of ashcast's and the adapter's own functions.
  *
- *   npx tsx bench/serve/profile.ts CPU.*.cpuprofile [--top 20]
+ *   node_modules/.bin/node bench/serve/profile.ts CPU.*.cpuprofile [--top 20]
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -57,8 +57,8 @@ export function locate(frame: CallFrame): string {
   const modules = file.lastIndexOf("/node_modules/");
   if (modules >= 0) file = file.slice(modules + "/node_modules/".length);
   else file = ashcastFile(file) ?? file;
-  // tsx compiles src/ on the fly: V8's positions are in the compiled code, so only the file is meaningful.
-  return file.startsWith("src/") || frame.lineNumber < 0 ? file : `${file}:${frame.lineNumber + 1}`;
+  // Type stripping keeps every position of the source, so lines are meaningful in src/ too.
+  return frame.lineNumber < 0 ? file : `${file}:${frame.lineNumber + 1}`;
 }
 
 /** `src/...` for a file of ashcast's sources, in this checkout or in a copy of it (bench/serve runs a copy). */
@@ -211,7 +211,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const topCount = topAt >= 0 ? Number(args[topAt + 1]) : 15;
   const files = args.filter((a, i) => a !== "--top" && (topAt < 0 || i !== topAt + 1));
   if (!files.length) {
-    process.stderr.write("usage: npx tsx bench/serve/profile.ts FILE.cpuprofile [--top N]\n");
+    process.stderr.write("usage: node_modules/.bin/node bench/serve/profile.ts FILE.cpuprofile [--top N]\n");
     process.exit(2);
   }
   for (const file of files) process.stdout.write(`${formatSummary(await summariseFile(file, topCount), path.basename(file))}\n\n`);

@@ -1,7 +1,7 @@
 /**
  * Benchmark: ashcast's server and nginx serving the same dist/, measured the same way, in one run.
  *
- *   npx tsx bench/serve/run.ts [--duration 10] [--repeats 3] [--connections 32] [--warmup 3]
+ *   npm run bench:serve -- [--duration 10] [--repeats 3] [--connections 32] [--warmup 3]
  *                              [--rss-runs 1000] [--kml-runs 100] [--profile] [--no-bare]
  *                              [--no-throughput] [--no-rss] [--no-docs] [--keep] [--max-minutes 45]
  *                              [--quiet-wait 30] [--no-snapshot] [--snapshot-wait 120] [--code auto]
@@ -89,7 +89,7 @@ interface Options {
 }
 
 const USAGE =
-  "usage: npx tsx bench/serve/run.ts [--duration S] [--repeats N] [--connections C] [--warmup S] [--rss-runs N] [--kml-runs K] [--profile] [--no-bare] [--no-throughput] [--no-rss] [--no-docs] [--keep] [--max-minutes M] [--quiet-wait S] [--no-snapshot] [--snapshot-wait S] [--code auto|worktree|head]";
+  "usage: npm run bench:serve -- [--duration S] [--repeats N] [--connections C] [--warmup S] [--rss-runs N] [--kml-runs K] [--profile] [--no-bare] [--no-throughput] [--no-rss] [--no-docs] [--keep] [--max-minutes M] [--quiet-wait S] [--no-snapshot] [--snapshot-wait S] [--code auto|worktree|head]";
 
 function parseOptions(argv: readonly string[]): Options {
   const options: Options = { duration: 10, repeats: 3, connections: 32, warmup: 3, rssRuns: 1000, kmlRuns: 100, bare: true, throughput: true, rss: true, profile: false, docs: true, keep: false, maxMinutes: 45, quietWait: 30, snapshot: true, snapshotWait: 120, code: "auto" };
@@ -652,8 +652,9 @@ async function startNginx(nginx: string, work: string, distDir: string, latest: 
 async function startAshcast(distDir: string, log: string, nodeFlags: readonly string[] = []): Promise<{ proc: Proc; url: string; port: number }> {
   const port = await freePort();
   // The throttle stays on the hot path, with a limit the load generator never reaches (one client, one address).
-  const env = { ...process.env, ASHCAST_RATE_PER_SECOND: "1000000", ASHCAST_RATE_BURST: "1000000" };
-  const proc = launch("ashcast serve", process.execPath, [...nodeFlags, BIN, "serve", "--dist", distDir, "--port", String(port), "--host", "127.0.0.1"], { cpu: SERVER_CPU, logFile: log, env });
+  // bin/ashcast is a shell launcher: Node's own flags (the profiler's) reach it through NODE_OPTIONS.
+  const env = { ...process.env, ASHCAST_RATE_PER_SECOND: "1000000", ASHCAST_RATE_BURST: "1000000", ...(nodeFlags.length ? { NODE_OPTIONS: nodeFlags.join(" ") } : {}) };
+  const proc = launch("ashcast serve", BIN, ["serve", "--dist", distDir, "--port", String(port), "--host", "127.0.0.1"], { cpu: SERVER_CPU, logFile: log, env });
   const url = `http://127.0.0.1:${port}${PRODUCT}/`;
   await waitReady(proc, url);
   return { proc, url, port };
@@ -661,7 +662,7 @@ async function startAshcast(distDir: string, log: string, nodeFlags: readonly st
 
 async function startBare(distDir: string, latest: LatestRun, etag: string, modified: string, log: string): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
-  const proc = launch("bare node:http", process.execPath, ["--import", "tsx", BARE, "--file", path.join(distDir, latest.file), "--etag", etag, "--port", String(port), "--modified", modified], { cpu: SERVER_CPU, logFile: log });
+  const proc = launch("bare node:http", process.execPath, [BARE, "--file", path.join(distDir, latest.file), "--etag", etag, "--port", String(port), "--modified", modified], { cpu: SERVER_CPU, logFile: log });
   const url = `http://127.0.0.1:${port}/`;
   await waitReady(proc, url);
   return { proc, url };
@@ -852,7 +853,7 @@ async function profilePass(options: Options, latest: LatestRun, work: string, sa
     await stop(server.proc, 20_000);
     const files = (await readdir(dir)).filter((f) => f.endsWith(".cpuprofile")).map((f) => path.join(dir, f));
     if (!files.length) throw new Error(`no .cpuprofile was written in ${dir}`);
-    const file = files.sort((a, b) => statSync(b).size - statSync(a).size)[0]!; // the main thread's (tsx's loader thread writes a small one)
+    const file = files.sort((a, b) => statSync(b).size - statSync(a).size)[0]!; // the main thread's (any other thread writes a small one)
     const summary = await summariseFile(file, 15, options.warmup * 1000); // the measured run only, not the warm-up
     say(`profiled ${scenario}: ${int(run.rps)} req/s under the profiler; ${file}`);
     results.push({ scenario, file, summary, rps: run.rps });
@@ -1103,7 +1104,7 @@ async function main(): Promise<void> {
     pinned: taskset !== undefined,
     code: "",
   };
-  const command = ["npx tsx bench/serve/run.ts", ...process.argv.slice(2)].join(" ");
+  const command = ["npm run bench:serve --", ...process.argv.slice(2)].join(" ");
   const say = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
   const work = await mkdtemp(path.join(os.tmpdir(), "ashcast-bench-serve-"));

@@ -4,7 +4,7 @@
  * `ash-drawn` mark, taken in the animation frame Leaflet draws it in) and to the coastlines drawn.
  * Cold: the browser cache disabled on every load (every byte fetched again); warm: cache on, a reload.
  * Median and maximum of N loads; the figures go to docs/benchmarks.md.
- *   npx tsx bench/viewer/firstPaint.ts [N]
+ *   npm run bench:viewer -- [N]
  */
 import { cpus, loadavg } from "node:os";
 import { launchBrowser } from "../../test/viewer/browser.ts";
@@ -66,7 +66,7 @@ const row = (mode: "cold" | "warm") => {
 };
 const section = `${HEADING}
 
-\`npx tsx bench/viewer/firstPaint.ts ${N}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs shared with other work (load average
+\`npm run bench:viewer -- ${N}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs shared with other work (load average
 ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after: the spread comes from there), Node ${process.version},
 Debian chromium headless (software rendering), the three sample runs served by \`startServer\` on 127.0.0.1,
 viewport 1280×800. Milliseconds from navigation start, median (max) of ${N} loads; KiB on the wire (brotli bodies and headers;
