@@ -50,4 +50,11 @@ describe("the pinned runtime", () => {
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain(`is not installed; run npm ci in ${bare}`);
   });
+
+  it("ends quietly when its reader has closed the pipe, as in `ashcast check --help | head -1`", async () => {
+    // `true` exits without reading: by the time ashcast writes, the pipe is closed, and the write fails with EPIPE.
+    const { stdout, stderr } = await run("bash", ["-c", `"${BIN}" check --help | true; echo "exit \${PIPESTATUS[0]}"`]);
+    expect(stderr).toBe("");
+    expect(stdout).toBe("exit 0\n");
+  });
 });
