@@ -5,7 +5,7 @@
  * RSS from GNU time when it is there). The question is the shape: time per step and per cell should stay
  * flat as the run grows (readers go one step at a time; memory must not grow with the steps).
  *
- *   node --import h5wasm/node --import tsx bench/build/sizes.ts [--repeats 1] [--no-write]
+ *   npm run bench:sizes -- [--repeats 1] [--no-write]
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -72,7 +72,7 @@ const bySteps = [...fullGrid].sort((a, b) => a.steps - b.steps);
 const rssRange = Number.isNaN(bySteps[0]!.rssMb) ? "unmeasured (no /usr/bin/time)" : `${bySteps[0]!.rssMb.toFixed(0)} MB with ${bySteps[0]!.steps} steps to ${bySteps.at(-1)!.rssMb.toFixed(0)} MB with ${bySteps.at(-1)!.steps}`;
 const section = `## Build time against run size
 
-\`node --import h5wasm/node --import tsx bench/build/sizes.ts --repeats ${repeats}\`: synthetic EEMEP runs (three flight-level bands,
+\`npm run bench:sizes -- --repeats ${repeats}\`: synthetic EEMEP runs (three flight-level bands,
 the full-size generator of "Publishing a full-size model run"), each published by \`./bin/ashcast build\` into a fresh dist/
 as a child process; wall clock (median of ${repeats}) includes the process start (~1 s). ${cpus().length} cores, measured ${new Date().toISOString().slice(0, 16)}Z.
 
