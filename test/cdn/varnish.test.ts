@@ -103,7 +103,8 @@ describe("through Varnish", () => {
   it("conditional requests are answered 304 by the cache", async () => {
     const full = await through(varnish, "/changelog", { headers: { "accept-encoding": "gzip" } });
     expect(full.status).toBe(200);
-    for (const conditional of [{ "if-none-match": full.headers.etag! }, { "if-modified-since": full.headers["last-modified"]! }]) {
+    const conditionals: Array<Record<string, string>> = [{ "if-none-match": full.headers.etag! }, { "if-modified-since": full.headers["last-modified"]! }];
+    for (const conditional of conditionals) {
       const res = await through(varnish, "/changelog", { headers: { "accept-encoding": "gzip", ...conditional } });
       expect(res.status, JSON.stringify(conditional)).toBe(304);
       expect(res.body.length).toBe(0);

@@ -32,11 +32,11 @@ export async function readmeVarnishBlock(): Promise<string> {
 }
 
 /** Starts Varnish in front of the origin on `originPort` as the README says; `grace` in seconds. */
-export async function startVarnish(originPort: number, grace = 60): Promise<Varnish> {
+export async function startVarnish(originPort: number, grace = 60, varnishPort?: number): Promise<Varnish> {
   const dir = await mkdtemp(path.join(tmpdir(), "ashcast-varnish-"));
   // Varnish's compiler runs as its own user (when started as root): it must read the VCL, as in /etc/varnish.
   await chmod(dir, 0o755);
-  const port = await freePort();
+  const port = varnishPort ?? (await freePort());
   let output = "";
   const child: ChildProcess = spawn("bash", ["-euc", await readmeVarnishBlock()], {
     cwd: REPO,
