@@ -106,12 +106,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("serve the published release of the dist directory (follows new releases without restart)")
     .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
     .option("--dist <dir>", "same as --out")
-    .action(async (flags: ServeFlags & { out?: string; dist?: string }) => {
+    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_WORKERS)", process.env.ASHCAST_WORKERS ?? "1")
+    .action(async (flags: ServeFlags & { out?: string; dist?: string; workers: string }) => {
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});
+      const cluster = await import("./cluster.ts");
+      const workers = cluster.parseWorkers(flags.workers);
+      if (workers > 1 && !cluster.isWorker()) {
+        await cluster.superviseWorkers(workers, (line) => out(stamp(line)));
+        return;
+      }
       const { listen } = await import("./listen.ts");
-      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)));
-      await untilSignal();
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(cluster.isWorker() ? `[worker ${process.pid}] ${line}` : line)));
+      // A worker stops when the primary retires it; the primary handles the signals.
+      await (cluster.isWorker() ? cluster.untilRetired() : untilSignal());
       await server.close();
     });
 
