@@ -149,7 +149,8 @@ async function startNginx(work: string, file: string, workers: number, cpu: numb
   return { proc, url };
 }
 
-interface Wrk { rps: number; p99: number; serverCores: number; wrkCores: number }
+/** `cpuUs`: the server's CPU time per request, what contention on a shared machine disturbs least. */
+interface Wrk { rps: number; p99: number; serverCores: number; wrkCores: number; cpuUs: number }
 async function wrk(url: string, headers: Record<string, string>, seconds: number, serverPid: number, cpu: number | undefined): Promise<Wrk> {
   const args = ["-t1", "-c32", `-d${seconds}s`, "--latency", "-H", `User-Agent: ${UA}`, ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]), url];
   const serverBefore = cpuSeconds(serverPid);
@@ -164,7 +165,9 @@ async function wrk(url: string, headers: Record<string, string>, seconds: number
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p99m = /^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m.exec(out);
   if (!Number.isFinite(rps) || /Non-2xx/.test(out)) throw new Error(`wrk against ${url} failed:\n${out}`);
-  return { rps, p99: p99m ? Number(p99m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[p99m[2]!]! : NaN, serverCores: (cpuSeconds(serverPid) - serverBefore) / elapsed, wrkCores: wrkCpu / seconds };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const serverCpu = cpuSeconds(serverPid) - serverBefore;
+  return { rps, p99: p99m ? Number(p99m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[p99m[2]!]! : NaN, serverCores: serverCpu / elapsed, wrkCores: wrkCpu / seconds, cpuUs: (serverCpu / requests) * 1e6 };
 }
 
 /** Median of `repeats` runs, taken in turn with the other servers' runs (same conditions). */
@@ -173,7 +176,8 @@ async function compare(names: string[], run: (name: string) => Promise<Wrk>, rep
   for (let r = 0; r < repeats; r++) for (const name of names) runs.get(name)!.push(await run(name));
   return new Map(names.map((n) => {
     const list = runs.get(n)!;
-    return [n, { rps: median(list.map((w) => w.rps)), p99: median(list.map((w) => w.p99)), serverCores: median(list.map((w) => w.serverCores)), wrkCores: median(list.map((w) => w.wrkCores)) }];
+    const of = (key: keyof Wrk) => median(list.map((w) => w[key]));
+    return [n, { rps: of("rps"), p99: of("p99"), serverCores: of("serverCores"), wrkCores: of("wrkCores"), cpuUs: of("cpuUs") }];
   }));
 }
 
@@ -263,19 +267,20 @@ async function main(): Promise<void> {
     const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
     const v = hits.get("varnish")!;
     const ng = hits.get("nginx")!;
-    const row = (name: string, w: Wrk, ref?: Wrk) => `| ${name} | ${fmt(w.rps)} | ${ref ? fmt(w.rps / ref.rps, 2) : ""} | ${fmt(w.p99, 2)} | ${fmt(w.serverCores, 2)} | ${fmt(w.wrkCores, 2)} |`;
+    const row = (name: string, w: Wrk, ref?: Wrk) => `| ${name} | ${fmt(w.rps)} | ${ref ? fmt(w.rps / ref.rps, 2) : ""} | ${fmt(w.p99, 2)} | ${fmt(w.cpuUs)} | ${fmt(w.serverCores, 2)} | ${fmt(w.wrkCores, 2)} |`;
+    const busy = os.loadavg()[0]!;
     const section = `${HEADING}
 
 \`npm run bench:cdn\` (bench/cdn/run.ts), ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), shared with other work; wrk 1 thread, 32 connections, keep-alive, medians of ${options.repeats} × ${options.duration} s, taken in turn. The same ${fmt(readFileSync(latestFile).length)}-byte AshModel JSON (identity) from each server. Varnish runs deploy/varnish/ashcast.vcl as README.md starts it.
 
 **Cache hits** (Varnish and nginx ${hasTaskset ? "pinned to core 0, wrk to core 1" : "unpinned: taskset missing"}):
 
-| server | req/s | × nginx | p99 ms | server cores | wrk cores |
-|---|---|---|---|---|---|
+| server | req/s | × nginx | p99 ms | server µs CPU/req | server cores | wrk cores |
+|---|---|---|---|---|---|---|
 ${row("Varnish hits (ashcast behind it idle)", v, ng)}
 ${row("nginx, static file, 1 worker", ng, ng)}
 
-Target ≥ 0.8× nginx: ${v.rps / ng.rps >= 0.8 ? "met" : "not met"} (${fmt(v.rps / ng.rps, 2)}×).
+Target ≥ 0.8× nginx: ${v.rps / ng.rps >= 0.8 ? "met" : "not met"} (${fmt(v.rps / ng.rps, 2)}×; CPU per hit ${fmt(v.cpuUs / ng.cpuUs, 2)}× nginx's). Load average at the end of the run: ${fmt(busy, 1)} on ${os.cpus().length} cores (other work on the machine competes with every server here alike).
 
 **Publish → new \`/\` through Varnish**, from the switch of \`dist/current\` to the first answer through Varnish naming the new run (\`ashcast build --purge\`, ${options.publishes} publishes): median ${fmt(median(latencies))} ms, max ${fmt(Math.max(...latencies))} ms (target ≤ 1 s median). Without the purge a cached \`/\` stays up to its s-maxage (600 s).
 
@@ -283,8 +288,8 @@ Target ≥ 0.8× nginx: ${v.rps / ng.rps >= 0.8 ? "met" : "not met"} (${fmt(v.rp
 
 **\`--workers\`** (unpinned: the servers may use both cores, and wrk runs on the same two cores, so its own CPU is listed; on this 2-core machine the load generator takes a large share):
 
-| server | req/s | × nginx 1 worker | p99 ms | server cores | wrk cores |
-|---|---|---|---|---|---|
+| server | req/s | × nginx 1 worker | p99 ms | server µs CPU/req | server cores | wrk cores |
+|---|---|---|---|---|---|---|
 ${[...scaling.entries()].map(([name, w]) => row(name, w, scaling.get("nginx 1 worker"))).join("\n")}
 `;
     say(`\n${section}`);
