@@ -7,7 +7,9 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolvePurgeUrls, tagBatches } from "../../src/build/cachePurger.ts";
+import { createServer } from "node:http";
+import { once } from "node:events";
+import { createPurger, resolvePurgeUrls, tagBatches } from "../../src/build/cachePurger.ts";
 import { DatasetsBody } from "../../src/contract/cachePurges.ts";
 import { freePort, stopChild } from "../limits/redisFixtures.ts";
 import { OPERATOR_ENV, writeOperator } from "../operator/operatorFixtures.ts";
@@ -30,6 +32,34 @@ describe("purge addresses", () => {
     expect(batches.length).toBeGreaterThan(1);
     for (const batch of batches) expect(batch.length).toBeLessThanOrEqual(4000);
     expect(batches.join(" ").split(" ")).toEqual(tags);
+  });
+});
+
+describe("the purger", () => {
+  it("retries a cache that fails, with growing waits, sends the purge again later, and keeps what happened", async () => {
+    // A cache that refuses twice (as Varnish answers while its origin list is being reloaded), then purges.
+    const seen: Array<{ method: string; xkey: string | undefined }> = [];
+    const cache = createServer((req, res) => {
+      seen.push({ method: req.method ?? "", xkey: req.headers.xkey as string | undefined });
+      res.statusCode = seen.length <= 2 ? 503 : 200;
+      res.end();
+    }).listen(0, "127.0.0.1");
+    await once(cache, "listening");
+    const url = `http://127.0.0.1:${(cache.address() as { port: number }).port}/`;
+    const lines: string[] = [];
+    try {
+      const purger = createPurger({ urls: [url], backoffMs: 50, repeatAfterMs: 100, log: (line) => lines.push(line) });
+      purger.purge("r1", ["latest", `run:${NEWER}`]);
+      expect(purger.records()[0]).toMatchObject({ release: "r1", state: "sending" });
+      await purger.settled();
+      expect(seen.map((s) => [s.method, s.xkey])).toEqual(Array(4).fill(["PURGE", `latest run:${NEWER}`]));
+      // Two refusals, the success, and the repeat (the waits between them are not asserted: no timing in tests).
+      expect(purger.records()[0]).toMatchObject({ release: "r1", cache: url, state: "done", attempts: 4 });
+      expect(purger.records()[0]!.error).toBeUndefined();
+      expect(lines).toEqual([]);
+    } finally {
+      cache.close();
+    }
   });
 });
 
