@@ -120,10 +120,11 @@ export class Representations {
 }
 
 /** Exactly the request headers that select among this artefact's representations, or no Vary at all. */
-export function varyHeader(accept: boolean, encodings: boolean): string[] {
+function varyHeader(accept: boolean, encodings: boolean): string[] {
   const varies = [...(accept ? ["Accept"] : []), ...(encodings ? ["Accept-Encoding"] : [])];
   return varies.length ? ["vary", varies.join(", ")] : [];
 }
 
-/** The cache tags in the header Varnish's xkey reads and in the one most CDNs read (the same keys). */
-export const tagHeaders = (tags: string): string[] => ["xkey", tags, "surrogate-key", tags];
+/** The headers carrying the cache tags: the one Varnish's xkey reads and the one most CDNs read (the same keys). */
+export const TAG_HEADERS = ["xkey", "surrogate-key"] as const;
+const tagHeaders = (tags: string): string[] => TAG_HEADERS.flatMap((name) => [name, tags]);

@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact } from "../../contract/releaseIndex.ts";
 import { problemResponse } from "../problem.ts";
 import { cacheControl, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
-import { CORS_HEADERS, tagHeaders, type Representations } from "../representation.ts";
+import { CORS_HEADERS, TAG_HEADERS, type Representations } from "../representation.ts";
 import type { ReleaseView } from "../app.ts";
 
 export type Handler = (c: Context) => Response | Promise<Response>;
@@ -46,10 +46,12 @@ export function createResponder(source: ReleaseView, representations: Representa
     return new Response(body, { status: 200, headers });
   }
   const { policies } = representations;
-  const headersOf = (policy: CachePolicy) => {
-    const tags = tagHeaders(policy.tags);
-    return { "cache-control": cacheControl(policy), expires: representations.expiresIn(policy.seconds), [tags[0]!]: tags[1]!, [tags[2]!]: tags[3]!, ...CORS_HEADERS };
-  };
+  const headersOf = (policy: CachePolicy) => ({
+    "cache-control": cacheControl(policy),
+    expires: representations.expiresIn(policy.seconds),
+    ...Object.fromEntries(TAG_HEADERS.map((name) => [name, policy.tags])),
+    ...CORS_HEADERS,
+  });
   return {
     policies,
     send,
