@@ -36,7 +36,7 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
   const fork = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const worker = cluster.fork();
-      const failed = (code: number | null) => reject(new UserError(`a server worker stopped before listening (exit code ${code})`, { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
+      const failed = () => reject(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
       worker.once("exit", failed);
       worker.once("listening", () => {
         worker.off("exit", failed);
@@ -104,3 +104,8 @@ export function untilRetired(): Promise<void> {
 }
 
 export const isWorker = (): boolean => cluster.isWorker;
+
+/** In a worker that could not start: lets go of the primary's channel, which would keep it alive, so it exits with its code. */
+export function leavePrimary(): void {
+  if (cluster.isWorker) process.disconnect?.();
+}

@@ -117,7 +117,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return;
       }
       const { listen } = await import("./listen.ts");
-      const server = await listen(settings.distDir, flags, (line) => out(stamp(cluster.isWorker() ? `[worker ${process.pid}] ${line}` : line)));
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(cluster.isWorker() ? `[worker ${process.pid}] ${line}` : line))).catch((error: unknown) => {
+        cluster.leavePrimary();
+        throw error;
+      });
       // A worker stops when the primary retires it; the primary handles the signals.
       await (cluster.isWorker() ? cluster.untilRetired() : untilSignal());
       await server.close();

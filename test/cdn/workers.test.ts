@@ -3,7 +3,10 @@
  * SIGHUP without a failed request, a crashed worker replaced, and one throttle per client across the
  * workers when REDIS_URL is set (in memory, each worker counts on its own: docs/decisions.md).
  */
+import { spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +14,7 @@ import { parseWorkers } from "../../src/cli/cluster.ts";
 import { freePort, startRedis, type Redis } from "../limits/redisFixtures.ts";
 import { addRun, buildSite, http, makeSite, waitFor, type Site } from "../server/serverFixtures.ts";
 import { ashcast, USER_AGENT, type Child } from "./originFixtures.ts";
+import { REPO } from "./varnishFixtures.ts";
 
 const workerPids = (output: string) => new Set([...output.matchAll(/\[worker (\d+)\] serving http/g)].map((m) => Number(m[1])));
 
@@ -28,6 +32,22 @@ describe("--workers", () => {
     expect(parseWorkers("2")).toBe(2);
     expect(parseWorkers("auto")).toBe(availableParallelism());
     for (const bad of ["0", "-1", "1.5", "many"]) expect(() => parseWorkers(bad), bad).toThrow(expect.objectContaining({ where: "--workers" }));
+  });
+});
+
+describe("a worker that cannot start", () => {
+  it("stops the start with the worker's own error and exit code 2, not a hang", async () => {
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const result = spawnSync("./bin/ashcast", ["serve", "--out", site.distDir, "--port", String(port), "--workers", "2"], { cwd: REPO, encoding: "utf8", timeout: 60_000 });
+      expect(result.status, result.stdout + result.stderr).toBe(2);
+      expect(result.stderr).toContain(`--port: port ${port} on 127.0.0.1 is in use`);
+      expect(result.stderr).toContain("--workers: a server worker stopped before listening");
+    } finally {
+      taken.close();
+    }
   });
 });
 
