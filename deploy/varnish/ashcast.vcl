@@ -11,6 +11,7 @@ import std;
 import xkey;
 
 # An origin is out of rotation after 3 failed checks of 5, 1 s apart; grace then serves stale copies.
+# With ashcast --prefix, put the prefix in front of the path.
 probe ashcast_health {
     .request =
         "GET /volcanicashforecast/0.1/healthz HTTP/1.1"
@@ -58,8 +59,9 @@ sub vcl_recv {
     if (req.http.Authorization) {
         return (pass);
     }
-    # Operator and sign-in addresses (the origin answers them no-store too).
-    if (req.url ~ "^[^?]*/(datasets|withdraw|upload|jobs|token|login|healthz)(/|\?|$)") {
+    # Operator and sign-in addresses (the origin answers them no-store too), and /config, which an
+    # operator may change at any time without a publish to purge it.
+    if (req.url ~ "^[^?]*/(datasets|withdraw|upload|jobs|token|login|healthz|config)(/|\?|$)") {
         return (pass);
     }
     # ashcast reads no cookie; dropping them keeps browsers' requests cacheable.

@@ -141,6 +141,8 @@ describe("through Varnish", () => {
     expect(cacheStatus(report)).not.toBe("HIT");
     // Right after the operator's 200, an anonymous client still gets its own 401.
     expect((await through(varnish, "/datasets")).status).toBe(401);
+    // /config is public, but an operator changes it without a publish: always asked of the origin.
+    for (let i = 0; i < 2; i++) expect(cacheStatus(await through(varnish, "/config"))).toBe("MISS");
     // A stored public answer is not given to a request that carries a token (it may be answered differently).
     await through(varnish, "/resources?name=volcanoes.json");
     expect(cacheStatus(await through(varnish, "/resources?name=volcanoes.json"))).toBe("HIT");
