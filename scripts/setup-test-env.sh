@@ -5,8 +5,9 @@
 # gdal-bin: ogrinfo, a real KML reader, and gdal_contour, the contouring peer of the benchmark.
 # chromium: the headless browser the viewer tests drive through playwright-core (never a downloaded one).
 # redis-server: a real Redis for the shared-throttle tests (two servers, one limit); tests start their own on a free port.
+# varnish, varnish-modules: a real Varnish (with vmod xkey) in front of the server, for the CDN tests of deploy/varnish/ashcast.vcl.
 set -euo pipefail
-packages=(libxml2-utils netcdf-bin gdal-bin chromium redis-server)
+packages=(libxml2-utils netcdf-bin gdal-bin chromium redis-server varnish varnish-modules)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

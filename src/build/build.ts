@@ -14,6 +14,7 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { AshModel } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
+import { changedTags } from "../contract/cacheTags.ts";
 import { RUN_ARTEFACTS_FILE, RunArtefacts } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { entryJson } from "../formats/memoJson.ts";
@@ -66,6 +67,8 @@ export interface BuildResult {
   published: boolean;
   report: BuildReport;
   events: ChangelogEvent[];
+  /** The cache tags whose answers this publish changed (src/contract/cacheTags.ts); empty when nothing was published. */
+  changedTags: string[];
 }
 
 export async function build(options: BuildOptions): Promise<BuildResult> {
@@ -115,13 +118,13 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
     log("nothing changed: the current release stays");
     if (rebuiltWhy.size) recountSharedDirs(distDir); // a rebuilt run's new directory is used by no release
     report.durationMs = Math.round(performance.now() - started);
-    return { release: previous.id, current: previous, published: false, report, events };
+    return { release: previous.id, current: previous, published: false, report, events, changedTags: [] };
   }
 
   options.signal?.throwIfAborted();
   report.durationMs = Math.round(performance.now() - started);
   const current = await writeRelease({ distDir, publicUrl: options.publicUrl, nowDate, now, previous, prevState, pipeline: last.pipeline, decision, reftimes, runs, files, history, digest, viewer, report }, log);
-  return { release: current.id, current, published: true, report, events };
+  return { release: current.id, current, published: true, report, events, changedTags: changedTags(previous?.index, current.index) };
 }
 
 /** What the last build left: its release and state, and whether the pipeline changed since. */

@@ -11,6 +11,7 @@ import path from "node:path";
 import chokidar, { type FSWatcher } from "chokidar";
 import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
+import type { CachePurger } from "./cachePurger.ts";
 import { cleanDist, type DistCleanup } from "./releaseStore.ts";
 import { isTemporaryName } from "../contract/runFolderNames.ts";
 
@@ -19,6 +20,8 @@ export interface WatchOptions extends BuildOptions {
   debounceMs?: number;
   /** How long a file's size must stay unchanged before its event is delivered. */
   stabilityMs?: number;
+  /** Told what each publish changed, to purge the shared caches (in the background). */
+  purger?: CachePurger;
   /** Called after every build, successful or not. */
   onBuild?: (outcome: { result?: BuildResult; error?: unknown }) => void;
 }
@@ -77,6 +80,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
         ...(job ? { rebuild: job.rebuild, signal: job.signal } : {}),
       });
       current = result.current;
+      if (result.published) options.purger?.purge(result.release, result.changedTags);
       if (since !== undefined && result.published) log(`published ${Math.round(Date.now() - since)} ms after the last change was written`);
       options.onBuild?.({ result });
       return { result };

@@ -1,23 +1,28 @@
 /**
  * `ashcast start` runs the watcher here, in a worker thread of the serving process: contouring and
  * drawing take seconds of CPU, which on the server's thread would stall every request meanwhile.
- * Messages to the parent: { log }, { built } after each build, { job, done | failed } for operator jobs;
- * from the parent: { job: JobOrder }, { cancel: id }, "close".
+ * Messages to the parent: { log }, { built } after each build, { job, done | failed } for operator jobs,
+ * { purges } when a cache purge changes; from the parent: { job: JobOrder }, { cancel: id }, "close".
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { BuildOptions } from "./build.ts";
 import { watchRuns } from "./watch.ts";
 import { runJob } from "./runJob.ts";
+import { createPurger } from "./cachePurger.ts";
+import type { CachePurge } from "../contract/cachePurges.ts";
 import { formatError, UserError } from "../errors.ts";
 import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
 
-type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous">;
-type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean } };
+/** `purgeUrls`: the shared caches each publish purges (the purger lives here, beside the builds). */
+type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous"> & { purgeUrls?: readonly string[] };
+type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean }; purges?: CachePurge[] };
 type ToWorker = "close" | { job: JobOrder } | { cancel: string };
 
 export interface WatchWorker extends JobExecutor {
   /** Resolves after the first build (whatever its outcome). */
   firstBuild: Promise<void>;
+  /** The recent cache purges, newest first (for GET /datasets). */
+  readonly cachePurges: readonly CachePurge[];
   close(): Promise<void>;
 }
 
@@ -27,8 +32,10 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   let built: () => void = () => {};
   const firstBuild = new Promise<void>((resolve) => (built = resolve));
   const waiting = new Map<string, { resolve: (outcome: JobOutcome) => void; reject: (error: Error) => void }>();
+  let cachePurges: readonly CachePurge[] = [];
   worker.on("message", (message: FromWorker) => {
     if (message.log !== undefined) log(message.log);
+    if (message.purges !== undefined) cachePurges = message.purges;
     if (message.built) built();
     const job = message.job === undefined ? undefined : waiting.get(message.job);
     if (job && message.job !== undefined) {
@@ -49,6 +56,9 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   const post = (message: ToWorker) => worker.postMessage(message);
   return {
     firstBuild,
+    get cachePurges() {
+      return cachePurges;
+    },
     run(order, signal) {
       return new Promise<JobOutcome>((resolve, reject) => {
         waiting.set(order.id, { resolve, reject });
@@ -67,9 +77,12 @@ const watchOptions = isMainThread ? undefined : (workerData as { watch?: WorkerO
 if (parentPort && watchOptions) {
   const port = parentPort;
   const send = (message: FromWorker) => port.postMessage(message);
+  const { purgeUrls, ...buildOptions } = watchOptions;
+  const log = (line: string) => send({ log: line });
   const watcher = await watchRuns({
-    ...watchOptions,
-    log: (line) => send({ log: line }),
+    ...buildOptions,
+    purger: createPurger({ urls: purgeUrls ?? [], log, onChange: (purges) => send({ purges: purges.map((p) => ({ ...p })) }) }),
+    log,
     onBuild: () => send({ built: true }),
   });
   const running = new Map<string, AbortController>();

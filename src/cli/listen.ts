@@ -8,6 +8,7 @@ import { AddressList } from "../server/limits/addressList.ts";
 import { UserError } from "../errors.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
 import type { JobExecutor } from "../contract/jobs.ts";
+import type { CachePurge } from "../contract/cachePurges.ts";
 
 export interface ServeFlags {
   port: string;
@@ -23,7 +24,7 @@ export interface ServeFlags {
   trustedProxies?: string;
 }
 
-export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {
+export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor; cachePurges?: () => readonly CachePurge[] }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {
   const port = Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
   const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));

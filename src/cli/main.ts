@@ -37,7 +37,8 @@ function buildOptions(command: Command): Command {
     .option("--public-url <url>", "public address of the product base path, for changelog links (env ASHCAST_PUBLIC_URL)")
     .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE); never guessed otherwise").choices(RUN_TYPES))
     .option("--thresholds <mg/m3>", "ash concentration thresholds for model output, ascending (env ASHCAST_THRESHOLDS; default 0.2,2,4)")
-    .option("--wms-base <url>", "WMS address serving the runs folder's model output, e.g. a THREDDS ncWMS (env ASHCAST_WMS_BASE)");
+    .option("--wms-base <url>", "WMS address serving the runs folder's model output, e.g. a THREDDS ncWMS (env ASHCAST_WMS_BASE)")
+    .option("--purge <url>", "a shared cache to purge by tag after each publish, e.g. Varnish's http://127.0.0.1:6081/; repeatable (env ASHCAST_PURGE_URLS, space-separated)", (url: string, urls: string[]) => [...urls, url], [] as string[]);
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -53,11 +54,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     .action(async (flags: BuildFlags) => {
       const settings = resolveBuildSettings(flags);
       // Build code (canvas, h5wasm, d3) is loaded only by the commands that build: `serve` stays small.
-      const { build } = await import("../build/build.ts");
+      const [{ build }, { createPurger, resolvePurgeUrls }] = await Promise.all([import("../build/build.ts"), import("../build/cachePurger.ts")]);
+      const purger = createPurger({ urls: resolvePurgeUrls(flags.purge), log: (line) => err(line) });
       const result = await build({ ...settings, log: (line) => out(line), onProgress: progressBar() });
       for (const line of formatRunReports(result.report.runs)) out(line);
       out(summarise(result.report.runs));
       if (result.report.counts.errors > 0) exitCode = EXIT.runErrors;
+      // Published already: the caches are told before the process exits, and a failure changes no exit code.
+      if (result.published) purger.purge(result.release, result.changedTags);
+      await purger.settled();
     });
 
   buildOptions(program.command("watch"))
@@ -67,10 +72,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       const settings = resolveBuildSettings(flags);
       const debounceMs = Number(flags.debounce);
       if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UserError(`"${flags.debounce}" is not a number of milliseconds`, { where: "--debounce", fix: "give e.g. --debounce 400" });
-      const { watchRuns } = await import("../build/watch.ts");
+      const [{ watchRuns }, { createPurger, resolvePurgeUrls }] = await Promise.all([import("../build/watch.ts"), import("../build/cachePurger.ts")]);
       const watcher = await watchRuns({
         ...settings,
         debounceMs,
+        purger: createPurger({ urls: resolvePurgeUrls(flags.purge), log: (line) => out(stamp(line)) }),
         log: (line) => out(stamp(line)),
         onBuild: ({ result }) => {
           if (!result) return;
@@ -100,12 +106,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("serve the published release of the dist directory (follows new releases without restart)")
     .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
     .option("--dist <dir>", "same as --out")
-    .action(async (flags: ServeFlags & { out?: string; dist?: string }) => {
+    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_WORKERS)", process.env.ASHCAST_WORKERS ?? "1")
+    .action(async (flags: ServeFlags & { out?: string; dist?: string; workers: string }) => {
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});
+      const cluster = await import("./cluster.ts");
+      const workers = cluster.parseWorkers(flags.workers);
+      if (workers > 1 && !cluster.isWorker()) {
+        await cluster.superviseWorkers(workers, (line) => out(stamp(line)));
+        return;
+      }
       const { listen } = await import("./listen.ts");
-      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)));
-      await untilSignal();
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(cluster.isWorker() ? `[worker ${process.pid}] ${line}` : line))).catch((error: unknown) => {
+        cluster.leavePrimary();
+        throw error;
+      });
+      // A worker stops when the primary retires it; the primary handles the signals.
+      await (cluster.isWorker() ? cluster.untilRetired() : untilSignal());
       await server.close();
     });
 
@@ -120,10 +137,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       // A broken traffic file too: before the first build, not minutes later.
       const traffic = await loadTraffic(flags.traffic);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
-      const { startWatchWorker } = await import("../build/watchWorker.ts");
-      const watcher = startWatchWorker(settings, (line) => out(stamp(line)));
+      const [{ startWatchWorker }, { resolvePurgeUrls }] = await Promise.all([import("../build/watchWorker.ts"), import("../build/cachePurger.ts")]);
+      const purgeUrls = resolvePurgeUrls(flags.purge);
+      const watcher = startWatchWorker({ ...settings, purgeUrls }, (line) => out(stamp(line)));
       await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher }, traffic);
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher, ...(purgeUrls.length ? { cachePurges: () => watcher.cachePurges } : {}) }, traffic);
       await untilSignal();
       await server.close();
       await watcher.close();

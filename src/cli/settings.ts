@@ -22,6 +22,8 @@ export interface BuildFlags {
   defaultType?: string;
   thresholds?: string;
   wmsBase?: string;
+  /** Purge addresses of shared caches (repeatable --purge). */
+  purge?: string[];
 }
 
 export function resolveBuildSettings(flags: BuildFlags, env: NodeJS.ProcessEnv = process.env): BuildSettings {

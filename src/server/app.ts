@@ -11,6 +11,7 @@ import type { CheckResult } from "../build/check.ts";
 import type { JobBoard } from "../operator/jobs.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
 import type { SettingsStore } from "../operator/settings.ts";
+import type { CachePurge } from "../contract/cachePurges.ts";
 import { formatInstant } from "../time/instant.ts";
 import { createAccessControl, type AccessControl } from "./accessControl.ts";
 import { problemResponse } from "./problem.ts";
@@ -67,6 +68,8 @@ export interface OperatorOptions {
   validate?: (dir: string) => Promise<CheckResult>;
   /** What POST /config changes (upload limits); the defaults, unchangeable, without it. */
   settings?: SettingsStore;
+  /** The recent purges of shared caches by the process that publishes (`start --purge`), shown by /datasets. */
+  cachePurges?: () => readonly CachePurge[];
 }
 
 /** `prefix` checked and without trailing slashes, followed by the product path. */

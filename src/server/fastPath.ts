@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Artefact } from "../contract/releaseIndex.ts";
 import type { ReleaseSource } from "./releaseSource.ts";
 import type { Representations } from "./representation.ts";
-import { CACHE_SECONDS, locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
+import type { CachePolicy } from "./cachePolicy.ts";
+import { locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
 
@@ -27,6 +28,7 @@ export function createFastPath(options: {
   publicGet: (pathBelowBase: string) => boolean;
 }): FastPath {
   const { source, base, representations } = options;
+  const { policies } = representations;
   const routes = new Map<string, Route>([
     [`${base}/`, { kind: "model", format: "negotiate" }],
     [`${base}/.json`, { kind: "model", format: "json" }],
@@ -61,19 +63,18 @@ export function createFastPath(options: {
 
     let artefact: Artefact | undefined;
     let modified: string;
-    let cacheSeconds: number;
-    let varyAccept = false;
+    let policy: CachePolicy;
     if (route.kind === "model") {
       const selected = selectModel(release, parameter === undefined ? undefined : [parameter], route.format, req.headers.accept, base);
       if (selected.kind !== "run") return false;
       artefact = source.cachedRunArtefacts(selected.run)?.artefacts[selected.key];
-      ({ cacheSeconds, varyAccept } = selected);
+      policy = policies.model(selected.run.reftime, selected.pinned, selected.varyAccept);
       modified = selected.run.modified;
     } else if (route.kind === "list") {
       const list = release.index.artefacts[release.index.lists[route.list]]!;
       artefact = list;
       modified = list.modified;
-      cacheSeconds = CACHE_SECONDS.lists;
+      policy = policies[route.list];
     } else {
       if (parameter === undefined) return false;
       const located = locateResource(release, parameter);
@@ -81,16 +82,17 @@ export function createFastPath(options: {
       if (located.kind === "shared") {
         artefact = located.artefact;
         modified = located.artefact.modified;
+        policy = policies.resource(parameter, undefined);
       } else {
         const list = source.cachedRunArtefacts(located.run);
         const key = list !== undefined && Object.hasOwn(list.resources, parameter) ? list.resources[parameter] : undefined;
         artefact = key === undefined ? undefined : list!.artefacts[key];
         modified = located.run.modified;
+        policy = policies.resource(parameter, located.run.reftime);
       }
-      cacheSeconds = CACHE_SECONDS.resources;
     }
     if (artefact === undefined) return false;
-    return answer(artefact, modified, cacheSeconds, varyAccept, method, req, res);
+    return answer(artefact, modified, policy, method, req, res);
   }
 
   /** A file of the viewer (the query, the viewer's own state, plays no part); only plain names. */
@@ -102,11 +104,11 @@ export function createFastPath(options: {
     let allowed = viewerPublic.get(file);
     if (allowed === undefined) viewerPublic.set(file, (allowed = options.publicGet(`/viewer/${file}`)));
     if (!allowed) return false;
-    return answer(selected.artefact, selected.artefact.modified, selected.cacheSeconds, false, method, req, res);
+    return answer(selected.artefact, selected.artefact.modified, selected.page ? policies.viewerPage : policies.viewerAsset, method, req, res);
   }
 
-  function answer(artefact: Artefact, modified: string, cacheSeconds: number, varyAccept: boolean, method: string, req: IncomingMessage, res: ServerResponse): boolean {
-    const chosen = representations.choose(artefact, modified, cacheSeconds, varyAccept, {
+  function answer(artefact: Artefact, modified: string, policy: CachePolicy, method: string, req: IncomingMessage, res: ServerResponse): boolean {
+    const chosen = representations.choose(artefact, modified, policy, {
       acceptEncoding: req.headers["accept-encoding"],
       ifNoneMatch: req.headers["if-none-match"],
       ifModifiedSince: req.headers["if-modified-since"],

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
 import { BuildReport } from "../contract/buildReport.ts";
+import { DatasetsBody } from "../contract/cachePurges.ts";
 import { Job } from "../contract/jobs.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import { RuntimeSettings } from "../operator/settings.ts";
@@ -196,7 +197,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           tags: ["operator"],
           security: [{ bearer: [] }],
           responses: {
-            "200": { description: "The report of the last build", content: { [JSON_TYPE]: { schema: ref("BuildReport") } } },
+            "200": { description: "The report of the last build, and the recent purges of shared caches when the service publishes with --purge", content: { [JSON_TYPE]: { schema: ref("Datasets") } } },
             "204": { description: "No release is published yet" },
             ...authErrors,
             "405": dataErrors["405"],
@@ -399,6 +400,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         RefTimeModel: openModel(schemaOf(RefTimeModel)),
         Problem: openModel(schemaOf(Problem)),
         BuildReport: schemaOf(BuildReport),
+        Datasets: schemaOf(DatasetsBody),
         InvalidUploadProblem: schemaOf(InvalidUploadProblem),
         RuntimeSettings: schemaOf(RuntimeSettings),
         Job: schemaOf(Job),

@@ -6,6 +6,7 @@
  */
 import type { Artefact, StoredBody } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
+import { cacheControl, CachePolicies, type CachePolicy } from "./cachePolicy.ts";
 import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, type Encoding } from "./http.ts";
 
 /** Browsers may read every answer (open data), and the validators a cache-aware viewer needs. */
@@ -41,8 +42,10 @@ const EXPIRES_AT = 7;
 const MAX_REMEMBERED_ACCEPT_ENCODINGS = 256;
 
 export class Representations {
-  /** Per stored body, per (cache seconds, vary): numbers, so a lookup allocates nothing. */
-  readonly #prepared = new WeakMap<StoredBody, Map<number, Prepared>>();
+  /** The cache policies answers are prepared for, shared by the fast path and the app. */
+  readonly policies = new CachePolicies();
+  /** Per stored body, per cache policy (memoised objects, so a lookup allocates nothing). */
+  readonly #prepared = new WeakMap<StoredBody, WeakMap<CachePolicy, Prepared>>();
   readonly #acceptedEncodings = new Map<string, { br: boolean; gzip: boolean }>();
   readonly #expires = new Map<number, string>();
   #expiresSecond = Number.NaN;
@@ -52,16 +55,16 @@ export class Representations {
     this.#now = now;
   }
 
-  choose(artefact: Artefact, modified: string, cacheSeconds: number, varyAccept: boolean, request: RepresentationRequest): Representation {
+  choose(artefact: Artefact, modified: string, policy: CachePolicy, request: RepresentationRequest): Representation {
     const encoding = this.#encoding(request.acceptEncoding, artefact);
     const stored = encoding === "br" ? artefact.br! : encoding === "gzip" ? artefact.gzip! : artefact.identity;
-    const prepared = this.#prepare(artefact, stored, encoding, modified, cacheSeconds, varyAccept);
+    const prepared = this.#prepare(artefact, stored, encoding, modified, policy);
     const notModified =
       request.ifNoneMatch !== undefined
         ? noneMatchHits(request.ifNoneMatch, stored.etag)
         : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, prepared.modifiedMs);
     const headers = notModified ? prepared.notModified : prepared.ok;
-    headers[EXPIRES_AT] = this.expiresIn(cacheSeconds);
+    headers[EXPIRES_AT] = this.expiresIn(policy.seconds);
     return { status: notModified ? 304 : 200, stored, headers };
   }
 
@@ -78,11 +81,10 @@ export class Representations {
     return "identity";
   }
 
-  #prepare(artefact: Artefact, stored: StoredBody, encoding: Encoding, modified: string, cacheSeconds: number, varyAccept: boolean): Prepared {
+  #prepare(artefact: Artefact, stored: StoredBody, encoding: Encoding, modified: string, policy: CachePolicy): Prepared {
     let variants = this.#prepared.get(stored);
-    if (variants === undefined) this.#prepared.set(stored, (variants = new Map()));
-    const key = cacheSeconds * 2 + (varyAccept ? 1 : 0);
-    let prepared = variants.get(key);
+    if (variants === undefined) this.#prepared.set(stored, (variants = new WeakMap()));
+    let prepared = variants.get(policy);
     // A stored body belongs to one run directory, so its modification time does not change in practice.
     if (prepared === undefined || prepared.modified !== modified) {
       const modifiedMs = parseInstant(modified);
@@ -90,14 +92,15 @@ export class Representations {
       const common = [
         "etag", stored.etag,
         "last-modified", formatHttpDate(modifiedMs),
-        "cache-control", `public, max-age=${cacheSeconds}`,
+        "cache-control", cacheControl(policy),
         "expires", "",
-        "vary", varyAccept ? "Accept, Accept-Encoding" : "Accept-Encoding",
+        ...varyHeader(policy.varyAccept, artefact.gzip !== undefined || artefact.br !== undefined),
+        ...tagHeaders(policy.tags),
         ...Object.entries(CORS_HEADERS).flat(),
       ];
       const content = ["content-type", artefact.contentType, "content-length", String(stored.size), ...(encoding === "identity" ? [] : ["content-encoding", encoding])];
       prepared = { modified, ok: [...common, ...content], notModified: common, modifiedMs };
-      variants.set(key, prepared);
+      variants.set(policy, prepared);
     }
     return prepared;
   }
@@ -115,3 +118,13 @@ export class Representations {
     return expires;
   }
 }
+
+/** Exactly the request headers that select among this artefact's representations, or no Vary at all. */
+function varyHeader(accept: boolean, encodings: boolean): string[] {
+  const varies = [...(accept ? ["Accept"] : []), ...(encodings ? ["Accept-Encoding"] : [])];
+  return varies.length ? ["vary", varies.join(", ")] : [];
+}
+
+/** The headers carrying the cache tags: the one Varnish's xkey reads and the one most CDNs read (the same keys). */
+export const TAG_HEADERS = ["xkey", "surrogate-key"] as const;
+const tagHeaders = (tags: string): string[] => TAG_HEADERS.flatMap((name) => [name, tags]);

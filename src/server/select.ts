@@ -21,7 +21,7 @@ export type ModelFormat = "json" | "png" | "negotiate";
 export type ModelSelection =
   | Refusal
   | { kind: "nothing published" }
-  | { kind: "run"; run: PublishedRun; key: string; cacheSeconds: number; varyAccept: boolean };
+  | { kind: "run"; run: PublishedRun; key: string; pinned: boolean; varyAccept: boolean };
 
 /** The normalised `reftime` parameter (all its values, as the query gave them), undefined when absent. */
 export function reftimeParameter(values: readonly string[] | undefined): string | undefined | Refusal {
@@ -50,7 +50,8 @@ export function selectModel(release: ServedRelease | undefined, reftimeValues: r
   if ("kind" in run) return run;
   const png = format === "png" || (format === "negotiate" && run.png !== undefined && prefersPng(accept));
   if (png && !run.png) return { kind: "problem", status: 404, detail: `the run ${run.reftime} has no PNG map yet; its JSON form is ${base}/.json?reftime=${run.reftime}` };
-  return { kind: "run", run, key: png ? run.png! : run.json, cacheSeconds: reftimeValues ? CACHE_SECONDS.pinned : CACHE_SECONDS.latest, varyAccept: format === "negotiate" };
+  // Vary: Accept only where Accept chooses: `/` of a run that has a PNG.
+  return { kind: "run", run, key: png ? run.png! : run.json, pinned: reftimeValues !== undefined, varyAccept: format === "negotiate" && run.png !== undefined };
 }
 
 /** Where a named resource lives: a shared resource of the release, or a run's (its name carries the reftime). */
@@ -63,14 +64,14 @@ export function locateResource(release: ServedRelease, name: string): { kind: "s
 }
 
 /**
- * A file of the viewer (`""` is its page): the artefact and how long it may be cached. The page changes
- * with each viewer version, like the lists; the assets carry their content hash in their names.
+ * A file of the viewer (`""` is its page): the artefact, and whether it is the page, which changes with
+ * each viewer version like the lists; the assets carry their content hash in their names.
  */
-export function selectViewerFile(release: ServedRelease, file: string): { artefact: ListArtefact; cacheSeconds: number } | undefined {
+export function selectViewerFile(release: ServedRelease, file: string): { artefact: ListArtefact; page: boolean } | undefined {
   const name = file === "" ? "index.html" : file;
   const files = release.index.viewer;
   // An allowlist lookup, as for resources: a file name is never joined to a path.
   if (files === undefined || !Object.hasOwn(files, name)) return undefined;
   const artefact = release.index.artefacts[files[name]!];
-  return artefact && { artefact, cacheSeconds: name === "index.html" ? CACHE_SECONDS.lists : CACHE_SECONDS.viewerAssets };
+  return artefact && { artefact, page: name === "index.html" };
 }

@@ -23,6 +23,7 @@ import { SettingsStore } from "../operator/settings.ts";
 import { sweepStaleUploads } from "../operator/upload/uploadRun.ts";
 import { JobBoard } from "../operator/jobs.ts";
 import type { JobExecutor } from "../contract/jobs.ts";
+import type { CachePurge } from "../contract/cachePurges.ts";
 import { checkInWorker } from "../build/checkWorker.ts";
 import type { PipelineSettings } from "../build/pipelineSettings.ts";
 import { createTokenIssuer, createTokenVerifier, tokenKeyFromEnvironment, TOKEN_AUDIENCE, TOKEN_KEY_VARIABLE, TOKEN_ISSUER, TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
@@ -49,7 +50,7 @@ export interface ServeOptions {
   /** The users who may sign in (POST /token); none when the file does not exist. */
   usersFile?: string;
   /** Operator actions on runs/ (`start`): its runs directory, where withdrawn runs go (default: runs-archive beside it), and the audit log (env ASHCAST_AUDIT_LOG, default config/audit.log). */
-  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string; jobs?: JobExecutor };
+  operator?: { runsDir: string; archiveDir?: string; auditLogFile?: string; pipeline?: PipelineSettings; settingsFile?: string; jobs?: JobExecutor; cachePurges?: () => readonly CachePurge[] };
   /** The access rules file; the default rules (templates/access-rules.json) when absent. */
   accessRulesFile?: string;
   /**
@@ -141,6 +142,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             ...(options.operator.jobs ? { jobs: new JobBoard({ executor: options.operator.jobs, audit: audit! }) } : {}),
             validate: (dir: string) => checkInWorker(dir, pipeline),
             settings: await SettingsStore.open(options.operator.settingsFile ?? env.ASHCAST_SETTINGS_FILE ?? "config/settings.json"),
+            ...(options.operator.cachePurges ? { cachePurges: options.operator.cachePurges } : {}),
           },
         }
       : {}),

@@ -75,15 +75,19 @@ afterAll(async () => {
 const modelKey = (reftime: string) => published.runs[reftime]!.json;
 
 /** The headers every artefact answer carries, checked against the release index. */
-function expectArtefactHeaders(res: RawResponse, key: string, how: { maxAge: number; vary: string; contentType: string; encoding?: "identity" | "gzip" | "br" }) {
+function expectArtefactHeaders(res: RawResponse, key: string, how: { maxAge: number; vary: string | undefined; contentType: string; tags: string; encoding?: "identity" | "gzip" | "br" }) {
   const artefact = published.artefact(key);
   const stored = artefact[how.encoding ?? "identity"]!;
   expect(res.status).toBe(200);
   expect(header(res, "etag")).toBe(stored.etag);
   expect(header(res, "etag")).toMatch(/^"[A-Za-z0-9_-]+"$/);
   expect(header(res, "last-modified")).toBe(formatHttpDate(parseInstant(artefact.modified)!));
-  expect(header(res, "cache-control")).toBe(`public, max-age=${how.maxAge}`);
-  expect(header(res, "vary")).toBe(how.vary);
+  // Shared caches keep it ten times as long: the publisher purges them by tag.
+  expect(header(res, "cache-control")).toBe(`public, max-age=${how.maxAge}, s-maxage=${how.maxAge * 10}`);
+  // Exact: Accept-Encoding only where encoded variants exist.
+  expect(res.headers.vary).toBe(how.vary);
+  expect(header(res, "xkey")).toBe(how.tags);
+  expect(header(res, "surrogate-key")).toBe(how.tags);
   expect(header(res, "content-type")).toBe(how.contentType);
   expect(header(res, "content-length")).toBe(String(stored.size));
   const date = parseHttpDate(header(res, "date"));
@@ -104,8 +108,8 @@ describe("/ and /.json: the latest run", () => {
   for (const path of ["/", "/.json"]) {
     it(`GET ${PRODUCT_PATH}${path} answers the newest run as AshModel JSON with cache headers`, async () => {
       const res = await http(main, path);
-      const vary = path === "/.json" ? "Accept-Encoding" : "Accept, Accept-Encoding";
-      expectArtefactHeaders(res, modelKey(LATEST), { maxAge: 60, vary, contentType: JSON_TYPE });
+      // The latest run has no PNG: Accept chooses nothing, so it is not in Vary.
+      expectArtefactHeaders(res, modelKey(LATEST), { maxAge: 60, vary: "Accept-Encoding", contentType: JSON_TYPE, tags: `latest run:${LATEST}` });
       expect(res.body.equals(await published.body(modelKey(LATEST)))).toBe(true);
       const model = AshModel.parse(res.json());
       expect(model.meta.reftime).toBe(LATEST);
@@ -114,11 +118,11 @@ describe("/ and /.json: the latest run", () => {
     });
   }
 
-  it("falls back to JSON for Accept: image/png when the run has no PNG map, and says it varies on Accept", async () => {
+  it("falls back to JSON for Accept: image/png when the run has no PNG map, the same answer whatever Accept says", async () => {
     expect(published.runs[LATEST]!.png).toBeUndefined();
     for (const accept of ["image/png", "image/png, application/json;q=0.5", "image/*"]) {
       const res = await http(main, "/", { headers: { accept } });
-      expectArtefactHeaders(res, modelKey(LATEST), { maxAge: 60, vary: "Accept, Accept-Encoding", contentType: JSON_TYPE });
+      expectArtefactHeaders(res, modelKey(LATEST), { maxAge: 60, vary: "Accept-Encoding", contentType: JSON_TYPE, tags: `latest run:${LATEST}` });
       expect(AshModel.parse(res.json()).meta.reftime).toBe(LATEST);
     }
   });
@@ -185,7 +189,7 @@ describe("reftime selects the run", () => {
         const res = await http(main, `${path}?reftime=${spelling}`);
         expect(res.status, spelling).toBe(200);
         expect(res.body.equals(expected), spelling).toBe(true);
-        expectArtefactHeaders(res, modelKey(PINNED), { maxAge: 300, vary: path === "/" ? "Accept, Accept-Encoding" : "Accept-Encoding", contentType: JSON_TYPE });
+        expectArtefactHeaders(res, modelKey(PINNED), { maxAge: 300, vary: path === "/" && published.runs[PINNED]!.png ? "Accept, Accept-Encoding" : "Accept-Encoding", contentType: JSON_TYPE, tags: `run:${PINNED}` });
       }
     }
   });
@@ -236,7 +240,7 @@ describe("reftime selects the run", () => {
 describe("/reftimes", () => {
   it("answers [{reftimes: [...]}] newest first, with the artefact's headers", async () => {
     const res = await http(main, "/reftimes");
-    expectArtefactHeaders(res, published.lists.reftimes, { maxAge: 60, vary: "Accept-Encoding", contentType: JSON_TYPE });
+    expectArtefactHeaders(res, published.lists.reftimes, { maxAge: 60, vary: "Accept-Encoding", contentType: JSON_TYPE, tags: "reftimes" });
     expect(res.json()).toEqual([{ reftimes: [LATEST, PINNED, OLDEST] }]);
     expect(res.text()).toBe(`${JSON.stringify([{ reftimes: [LATEST, PINNED, OLDEST] }])}\n`);
   });
@@ -270,7 +274,10 @@ describe("/resources", () => {
       const key = published.resources[name]!;
       const res = await http(main, `/resources?name=${encodeURIComponent(name)}`);
       const kml = name.endsWith(".kml");
-      expectArtefactHeaders(res, key, { maxAge: 300, vary: "Accept-Encoding", contentType: kml ? KML_TYPE : JSON_TYPE });
+      const tags = name === "volcanoes.json" ? "resource:volcanoes.json" : `run:${name.slice(0, 20)} resource:${name}`;
+      const artefact = published.artefact(key);
+      const vary = artefact.gzip || artefact.br ? "Accept-Encoding" : undefined;
+      expectArtefactHeaders(res, key, { maxAge: 300, vary, contentType: kml ? KML_TYPE : JSON_TYPE, tags });
       expect(res.body.equals(await published.body(key)), name).toBe(true);
       if (kml) expect(XMLValidator.validate(res.text())).toBe(true);
       else expect(Array.isArray(res.json())).toBe(true);
@@ -329,7 +336,7 @@ describe("/resources", () => {
 describe("/changelog", () => {
   it("is a well-formed RSS feed with one item per published run", async () => {
     const res = await http(main, "/changelog");
-    expectArtefactHeaders(res, published.lists.changelog, { maxAge: 60, vary: "Accept-Encoding", contentType: "application/rss+xml;charset=UTF-8" });
+    expectArtefactHeaders(res, published.lists.changelog, { maxAge: 60, vary: "Accept-Encoding", contentType: "application/rss+xml;charset=UTF-8", tags: "changelog" });
     const xml = res.text();
     expect(XMLValidator.validate(xml)).toBe(true);
     const feed = new XMLParser({ ignoreAttributes: false, processEntities: false }).parse(xml) as { rss: { "@_version": string; channel: { item: Array<{ title: string }> } } };
@@ -524,6 +531,8 @@ describe("no release", () => {
       expect(res.status, route).toBe(204);
       expect(res.body.length, route).toBe(0);
       expect(res.headers["content-type"], route).toBeUndefined();
+      // Cached like the latest run, and purged by the first publish, which changes all these tags.
+      expect(res.headers["xkey"], route).toBe("latest reftimes changelog resources");
     }
   });
 

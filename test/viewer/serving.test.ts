@@ -50,7 +50,8 @@ describe("the viewer's files in a release", () => {
     const page = await http(server, "/viewer/");
     expect(page.status).toBe(200);
     expect(header(page, "content-type")).toBe("text/html;charset=UTF-8");
-    expect(header(page, "cache-control")).toBe("public, max-age=60");
+    expect(header(page, "cache-control")).toBe("public, max-age=60, s-maxage=600");
+    expect(header(page, "xkey")).toBe("viewer");
     const html = page.text();
     const named = [...html.matchAll(/(?:href|src|data-coastlines)="((?:viewer|coastlines)\.[0-9a-f]{10}\.(?:js|css|json))"/g)].map((m) => m[1]!);
     expect(new Set(named)).toEqual(new Set(Object.keys(index.viewer!).filter((f) => f !== "index.html")));

@@ -4,8 +4,7 @@
  */
 import type { Context, Hono } from "hono";
 import { problemResponse } from "../problem.ts";
-import { CORS_HEADERS } from "../representation.ts";
-import { CACHE_SECONDS, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
+import { locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
 import type { ReleaseView } from "../app.ts";
 import { readOnlyRoutes, withSlash, type Responder } from "./respond.ts";
 
@@ -17,7 +16,7 @@ export function dataRoutes(base: string, source: ReleaseView, respond: Responder
     if (selected.kind === "problem") return refuse(selected);
     if (selected.kind === "nothing published") return respond.noContent();
     const list = await source.runArtefacts(selected.run);
-    return respond.send(c, list.artefacts[selected.key]!, selected.run.modified, selected.cacheSeconds, { varyAccept: selected.varyAccept });
+    return respond.send(c, list.artefacts[selected.key]!, selected.run.modified, respond.policies.model(selected.run.reftime, selected.pinned, selected.varyAccept));
   }
 
   async function resources(c: Context): Promise<Response> {
@@ -26,28 +25,27 @@ export function dataRoutes(base: string, source: ReleaseView, respond: Responder
     const names = c.req.queries("name");
     if (!names) {
       // The shared resources, and those of one run (the latest, or ?reftime=): never all runs at once.
+      const pinned = c.req.queries("reftime") !== undefined;
       const run = selectRun(release, c.req.queries("reftime"), base);
       if (run && "kind" in run) return refuse(run);
       const runNames = run ? Object.keys((await source.runArtefacts(run)).resources) : [];
-      return new Response(JSON.stringify([...Object.keys(release.index.resources), ...runNames]), {
-        headers: { "content-type": "application/json;charset=UTF-8", "cache-control": `public, max-age=${CACHE_SECONDS.lists}`, ...CORS_HEADERS },
-      });
+      return respond.json([...Object.keys(release.index.resources), ...runNames], respond.policies.resourceNames(run?.reftime, pinned));
     }
     if (names.length > 1) return problemResponse(400, "give the name parameter once");
     const name = names[0]!;
     const missing = () => problemResponse(404, `no resource is named "${name.slice(0, 200)}"; ${base}/resources lists the names`);
     const located = locateResource(release, name);
     if (!located) return missing();
-    if (located.kind === "shared") return respond.sendList(c, located.artefact, CACHE_SECONDS.resources);
+    if (located.kind === "shared") return respond.sendList(c, located.artefact, respond.policies.resource(name, undefined));
     const list = await source.runArtefacts(located.run);
     if (!Object.hasOwn(list.resources, name)) return missing();
-    return respond.send(c, list.artefacts[list.resources[name]!]!, located.run.modified, CACHE_SECONDS.resources);
+    return respond.send(c, list.artefacts[list.resources[name]!]!, located.run.modified, respond.policies.resource(name, located.run.reftime));
   }
 
   /** A list of the release (`reftimes`, `changelog`). */
   const list = (which: "reftimes" | "changelog") => (c: Context) => {
     const release = source.current;
-    return release ? respond.sendList(c, release.index.artefacts[release.index.lists[which]]!) : respond.noContent();
+    return release ? respond.sendList(c, release.index.artefacts[release.index.lists[which]]!, respond.policies[which]) : respond.noContent();
   };
 
   return readOnlyRoutes([

@@ -2,13 +2,12 @@
 import type { Context, Hono } from "hono";
 import { healthText } from "../health.ts";
 import { CORS_HEADERS } from "../representation.ts";
-import { CACHE_SECONDS } from "../select.ts";
 import type { ReleaseView } from "../app.ts";
 import { documentArtefact, readOnlyRoutes, type Document, type Responder } from "./respond.ts";
 
 /** A document's Last-Modified is the start of the process that made it. */
 export const sendDocument = (respond: Responder, startedAt: string) => (c: Context, document: Document) =>
-  respond.send(c, document.artefact, startedAt, CACHE_SECONDS.documents, { body: document.body });
+  respond.send(c, document.artefact, startedAt, respond.policies.document, document.body);
 
 export function documentRoutes(base: string, options: { source: ReleaseView; respond: Responder; startedAt: string; now: () => number; termsOfService: Buffer; openapi: Buffer }): Hono {
   const send = sendDocument(options.respond, options.startedAt);

@@ -29,7 +29,11 @@ export function operatorRoutes(base: string, source: ReleaseView, operator: Oper
       const release = source.current;
       if (!release) return new Response(null, { status: 204, headers: { "cache-control": "no-store", ...CORS_HEADERS } });
       const report = release.index.artefacts[release.index.lists.report]!;
-      return new Response(await source.body(report.identity), { headers: { "content-type": report.contentType, "cache-control": "no-store", ...CORS_HEADERS } });
+      const body = await source.body(report.identity);
+      const purges = operator?.cachePurges?.();
+      // With --purge, what the caches were told of the recent publishes, and whether they heard it.
+      const withPurges = purges === undefined ? body : JSON.stringify({ ...(JSON.parse(body.toString("utf8")) as object), cachePurges: purges });
+      return new Response(withPurges, { headers: { "content-type": report.contentType, "cache-control": "no-store", ...CORS_HEADERS } });
     }],
   ]);
   group.post(`${base}/withdraw`, (c) => withdraw(c, base, source, operator, now));

@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact } from "../../contract/releaseIndex.ts";
 import { problemResponse } from "../problem.ts";
-import { CORS_HEADERS, type Representations } from "../representation.ts";
-import { CACHE_SECONDS } from "../select.ts";
+import { cacheControl, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
+import { CORS_HEADERS, TAG_HEADERS, type Representations } from "../representation.ts";
 import type { ReleaseView } from "../app.ts";
 
 export type Handler = (c: Context) => Response | Promise<Response>;
@@ -20,17 +20,21 @@ export interface Document {
 }
 
 export interface Responder {
+  /** The memoised cache policies (lifetimes, tags, Vary) answers are sent with. */
+  readonly policies: CachePolicies;
   /** One artefact: encoding by Accept-Encoding, 304 by the validators, headers a CDN can use. */
-  send(c: Context, artefact: Artefact, modified: string, cacheSeconds: number, how?: { varyAccept?: boolean; body?: Buffer }): Promise<Response>;
+  send(c: Context, artefact: Artefact, modified: string, policy: CachePolicy, body?: Buffer): Promise<Response>;
   /** A list or shared resource of the release (its own Last-Modified). */
-  sendList(c: Context, artefact: ListArtefact, cacheSeconds?: number): Promise<Response>;
+  sendList(c: Context, artefact: ListArtefact, policy: CachePolicy): Promise<Response>;
+  /** A small JSON answer made per request, cached and tagged as `policy` says. */
+  json(body: unknown, policy: CachePolicy): Response;
   /** Nothing is published yet. */
   noContent(): Response;
 }
 
 export function createResponder(source: ReleaseView, representations: Representations): Responder {
-  async function send(c: Context, artefact: Artefact, modified: string, cacheSeconds: number, how: { varyAccept?: boolean; body?: Buffer } = {}): Promise<Response> {
-    const chosen = representations.choose(artefact, modified, cacheSeconds, how.varyAccept ?? false, {
+  async function send(c: Context, artefact: Artefact, modified: string, policy: CachePolicy, fixedBody?: Buffer): Promise<Response> {
+    const chosen = representations.choose(artefact, modified, policy, {
       acceptEncoding: c.req.header("accept-encoding"),
       ifNoneMatch: c.req.header("if-none-match"),
       ifModifiedSince: c.req.header("if-modified-since"),
@@ -38,14 +42,22 @@ export function createResponder(source: ReleaseView, representations: Representa
     const headers = new Headers();
     for (let i = 0; i < chosen.headers.length; i += 2) headers.set(chosen.headers[i]!, chosen.headers[i + 1]!);
     if (chosen.status === 304) return new Response(null, { status: 304, headers });
-    const body = how.body ?? (await source.body(chosen.stored));
+    const body = fixedBody ?? (await source.body(chosen.stored));
     return new Response(body, { status: 200, headers });
   }
+  const { policies } = representations;
+  const headersOf = (policy: CachePolicy) => ({
+    "cache-control": cacheControl(policy),
+    expires: representations.expiresIn(policy.seconds),
+    ...Object.fromEntries(TAG_HEADERS.map((name) => [name, policy.tags])),
+    ...CORS_HEADERS,
+  });
   return {
+    policies,
     send,
-    sendList: (c, artefact, cacheSeconds = CACHE_SECONDS.lists) => send(c, artefact, artefact.modified, cacheSeconds),
-    noContent: () =>
-      new Response(null, { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: representations.expiresIn(CACHE_SECONDS.latest), ...CORS_HEADERS } }),
+    sendList: (c, artefact, policy) => send(c, artefact, artefact.modified, policy),
+    json: (body, policy) => new Response(JSON.stringify(body), { headers: { "content-type": "application/json;charset=UTF-8", ...headersOf(policy) } }),
+    noContent: () => new Response(null, { status: 204, headers: headersOf(policies.nothingPublished) }),
   };
 }
 

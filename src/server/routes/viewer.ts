@@ -10,7 +10,7 @@ export function viewerRoutes(base: string, source: ReleaseView, respond: Respond
     const release = source.current;
     const selected = release && selectViewerFile(release, file);
     if (!selected) return problemResponse(404, release?.index.viewer ? `the viewer has no file ${file.slice(0, 100)}; it starts at ${base}/viewer/` : "no viewer is published yet: it comes with the first release");
-    return respond.sendList(c, selected.artefact, selected.cacheSeconds);
+    return respond.sendList(c, selected.artefact, selected.page ? respond.policies.viewerPage : respond.policies.viewerAsset);
   };
   return readOnlyRoutes([
     // Without the slash, its relative urls (`viewer.<hash>.js`, `../.json`) would resolve one level up.
