@@ -18,6 +18,8 @@ import type { ServedRelease } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
 import { configRoutes } from "./routes/config.ts";
 import { dataRoutes } from "./routes/data.ts";
+import { queryRoutes } from "./routes/query.ts";
+import { PointGridStore } from "./pointGrids.ts";
 import { documentRoutes } from "./routes/documents.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { operatorRoutes } from "./routes/operator.ts";
@@ -33,6 +35,8 @@ export interface ReleaseView {
   readonly loadError: string | undefined;
   body(stored: StoredBody): Buffer | Promise<Buffer>;
   runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts>;
+  /** A stored body read whole and not kept in the body cache (point-query grids have their own bound). */
+  readWhole(stored: StoredBody): Promise<Buffer>;
 }
 
 export interface AppOptions {
@@ -55,6 +59,8 @@ export interface AppOptions {
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
   tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
+  /** The point-query grids, loaded on demand under byte bounds; the default bounds when absent. */
+  pointGrids?: PointGridStore;
 }
 
 export interface OperatorOptions {
@@ -85,13 +91,15 @@ export function createApp(options: AppOptions): Hono {
   }
   const now = options.now ?? Date.now;
   const { source, operator } = options;
-  const respond = createResponder(source, options.representations ?? new Representations(now));
+  const representations = options.representations ?? new Representations(now);
+  const respond = createResponder(source, representations);
   const startedAt = formatInstant(now());
 
   const app = new Hono();
   // Before any route: a protected address is refused before it is even looked up.
   app.use("*", (options.accessControl ?? createAccessControl({ base, rules: DEFAULT_ACCESS_RULES, verifier: undefined })).middleware);
   app.route("/", dataRoutes(base, source, respond));
+  app.route("/", queryRoutes(base, { source, respond, representations, grids: options.pointGrids ?? new PointGridStore({ read: (stored) => source.readWhole(stored) }) }));
   app.route("/", documentRoutes(base, { source, respond, startedAt, now, termsOfService: options.termsOfService, openapi: options.openapi }));
   app.route("/", configRoutes(base, { respond, startedAt, removedVersions, effectiveConfig: options.effectiveConfig, operator }));
   app.route("/", viewerRoutes(base, source, respond));

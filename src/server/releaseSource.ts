@@ -169,6 +169,13 @@ export class ReleaseSource {
     return this.#bodies.get(stored.file);
   }
 
+  /** The bytes of a stored body read from disk, not kept in the body cache (the caller bounds its own). */
+  async readWhole(stored: StoredBody): Promise<Buffer> {
+    const bytes = await readFile(path.join(this.#distDir, stored.file));
+    if (bytes.length !== stored.size) throw new Error(`${stored.file} is ${bytes.length} bytes, the index says ${stored.size}`);
+    return bytes;
+  }
+
   async #read(stored: StoredBody): Promise<Buffer> {
     const bytes = await readFile(path.join(this.#distDir, stored.file));
     if (bytes.length !== stored.size) throw new Error(`${stored.file} is ${bytes.length} bytes, the index says ${stored.size}`);

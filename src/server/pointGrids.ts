@@ -1,0 +1,219 @@
+/**
+ * The point-query grids of published runs, loaded on demand and held under two byte bounds: the grid
+ * artefacts themselves (compressed blocks, a full-size run's is about 9 MB) and the blocks inflated for
+ * recent queries. Grid files never change once published (their names carry their hash), so nothing
+ * here needs invalidating; a grid not used for a while is dropped and read again when asked for.
+ */
+import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
+import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
+import type { RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import { cellOf, smallestSpacing, type Cell } from "../geo/gridCells.ts";
+import { parseInstant } from "../time/instant.ts";
+
+/** Grid artefacts held in memory by default: 7 full-size runs, with the body cache well under 250 MB of RSS. */
+export const DEFAULT_GRID_BYTES = 64 * 1024 * 1024;
+/** Inflated blocks held by default: 1,800 blocks of a 72-step run (9 KiB each). */
+export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
+
+/** Codes of every step of a cell with no ash: what an empty block reads as. */
+const NO_ASH = new Map<number, Uint16Array>();
+
+export class ServedGrid {
+  readonly header: PointGridHeader;
+  readonly classes: AshClass[];
+  readonly spacing: { dx: number; dy: number };
+  /** Step instants in ms, and the end of the last step. */
+  readonly timesMs: number[];
+  readonly endMs: number;
+  readonly file: string;
+  readonly #opened: OpenedPointGrid;
+  readonly #blocks: BlockCache;
+  readonly #blocksX: number;
+  readonly #perBand: number;
+
+  constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache) {
+    this.#opened = opened;
+    this.header = opened.header;
+    this.file = file;
+    this.#blocks = blocks;
+    this.classes = ashClasses(opened.header.thresholds);
+    this.spacing = smallestSpacing(opened.header.geometry);
+    this.timesMs = opened.header.times.map((time) => parseInstant(time)!);
+    this.endMs = parseInstant(opened.header.end)!;
+    this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
+    this.#perBand = blockCount(opened.header);
+  }
+
+  get bytes(): number {
+    return this.#opened.data.length;
+  }
+
+  cellOf(lon: number, lat: number): Cell | undefined {
+    return cellOf(this.header.geometry, lon, lat);
+  }
+
+  /** The codes of every step of one band at one cell (a view: do not keep it past the request). */
+  series(band: number, cell: Cell): Uint16Array {
+    const { block, nx, ny } = this.header;
+    const steps = this.header.times.length;
+    const bx = Math.floor(cell.x / block);
+    const by = Math.floor(cell.y / block);
+    const index = band * this.#perBand + by * this.#blocksX + bx;
+    const offsets = this.#opened.offsets;
+    const start = offsets[index]!;
+    const end = offsets[index + 1]!;
+    if (start === end) return noAsh(steps);
+    const key = `${this.file}#${index}`;
+    let codes = this.#blocks.get(key);
+    if (codes === undefined) {
+      const width = Math.min(block, nx - bx * block);
+      const height = Math.min(block, ny - by * block);
+      codes = decodeBlock(this.#opened.data.subarray(start, end), width * height, steps);
+      this.#blocks.set(key, codes);
+    }
+    const width = Math.min(block, nx - bx * block);
+    const within = (cell.y - by * block) * width + (cell.x - bx * block);
+    return codes.subarray(within * steps, (within + 1) * steps);
+  }
+
+  /** The step valid at an instant (a step lasts until the next), or -1 before the first and from `end` on. */
+  stepAt(ms: number): number {
+    const times = this.timesMs;
+    if (!(ms >= times[0]!) || !(ms < this.endMs)) return -1;
+    let low = 0;
+    let high = times.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (times[mid]! <= ms) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+}
+
+function noAsh(steps: number): Uint16Array {
+  let codes = NO_ASH.get(steps);
+  if (codes === undefined) NO_ASH.set(steps, (codes = new Uint16Array(steps)));
+  return codes;
+}
+
+/** Inflated blocks by key, least recently used first, bounded by bytes. */
+export class BlockCache {
+  readonly #entries = new Map<string, Uint16Array>();
+  #bytes = 0;
+  readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    if (!(maxBytes > 0)) throw new Error(`BlockCache: maxBytes must be positive, got ${maxBytes}`);
+    this.maxBytes = maxBytes;
+  }
+
+  get(key: string): Uint16Array | undefined {
+    const codes = this.#entries.get(key);
+    if (codes !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, codes);
+    }
+    return codes;
+  }
+
+  set(key: string, codes: Uint16Array): void {
+    this.#entries.set(key, codes);
+    this.#bytes += codes.byteLength;
+    for (const [oldest, old] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= old.byteLength;
+    }
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+}
+
+export interface PointGridStoreOptions {
+  /** Reads a stored body whole, without keeping it in the body cache. */
+  read: (stored: StoredBody) => Promise<Buffer>;
+  maxGridBytes?: number;
+  maxBlockBytes?: number;
+}
+
+/** The grids of the runs queried, loaded when first asked for and dropped least recently used first. */
+export class PointGridStore {
+  readonly #read: (stored: StoredBody) => Promise<Buffer>;
+  readonly #grids = new Map<string, ServedGrid>();
+  readonly #loading = new Map<string, Promise<ServedGrid>>();
+  readonly #blocks: BlockCache;
+  readonly #maxGridBytes: number;
+  #gridBytes = 0;
+  /** Grid artefact keys per run list (run lists are immutable and shared by releases). */
+  readonly #keys = new WeakMap<RunArtefacts, string[]>();
+
+  constructor(options: PointGridStoreOptions) {
+    const maxGridBytes = options.maxGridBytes ?? DEFAULT_GRID_BYTES;
+    if (!(maxGridBytes > 0)) throw new Error(`PointGridStore: maxGridBytes must be positive, got ${maxGridBytes}`);
+    this.#read = options.read;
+    this.#maxGridBytes = maxGridBytes;
+    this.#blocks = new BlockCache(options.maxBlockBytes ?? DEFAULT_BLOCK_BYTES);
+  }
+
+  /** The grids of a run (none for a run without model output), in artefact-key order. */
+  gridsOf(list: RunArtefacts): ServedGrid[] | Promise<ServedGrid[]> {
+    let keys = this.#keys.get(list);
+    if (keys === undefined) {
+      const prefix = `runs/${list.reftime}/grids/`;
+      keys = Object.keys(list.artefacts).filter((key) => key.startsWith(prefix)).sort();
+      this.#keys.set(list, keys);
+    }
+    const grids: ServedGrid[] = [];
+    for (const key of keys) {
+      const grid = this.#cached(list.artefacts[key]!.identity.file);
+      if (grid === undefined) return Promise.all(keys.map((k) => this.#load(list.artefacts[k]!.identity)));
+      grids.push(grid);
+    }
+    return grids;
+  }
+
+  /** Bytes of grid artefacts and of inflated blocks held now. */
+  get bytes(): { grids: number; blocks: number } {
+    return { grids: this.#gridBytes, blocks: this.#blocks.bytes };
+  }
+
+  #cached(file: string): ServedGrid | undefined {
+    const grid = this.#grids.get(file);
+    if (grid !== undefined) {
+      this.#grids.delete(file);
+      this.#grids.set(file, grid);
+    }
+    return grid;
+  }
+
+  #load(stored: StoredBody): ServedGrid | Promise<ServedGrid> {
+    const cached = this.#cached(stored.file);
+    if (cached) return cached;
+    let loading = this.#loading.get(stored.file);
+    if (loading === undefined) {
+      loading = this.#read(stored)
+        .then((bytes) => {
+          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, this.#blocks);
+          this.#remember(grid);
+          return grid;
+        })
+        .finally(() => this.#loading.delete(stored.file));
+      this.#loading.set(stored.file, loading);
+    }
+    return loading;
+  }
+
+  #remember(grid: ServedGrid): void {
+    this.#grids.set(grid.file, grid);
+    this.#gridBytes += grid.bytes;
+    for (const [file, old] of this.#grids) {
+      // The grid just loaded stays even when alone it is over the bound: it is being asked for.
+      if (this.#gridBytes <= this.#maxGridBytes || old === grid) break;
+      this.#grids.delete(file);
+      this.#gridBytes -= old.bytes;
+    }
+  }
+}
