@@ -10,10 +10,9 @@
  * @example flightLevel(10668) // 350 (35 000 ft)
  */
 
-export const FEET_PER_METRE = 1 / 0.3048;
-
+/** FL = metres / 0.3048 / 100, written as metres × 100 / 3048 so that whole levels come out exact (6096 m is FL200, not 199.99…). */
 export function flightLevel(altitudeM: number): number {
-  return (altitudeM * FEET_PER_METRE) / 100;
+  return (altitudeM * 100) / 3048;
 }
 
 export interface FlBand {
