@@ -4,6 +4,7 @@
  * data (the route turns it into a response). The value of a place is that of the grid cell it lies in.
  */
 import { classOf } from "../contract/ashClasses.ts";
+import type { PointAnswer, PointStep } from "../contract/queries.ts";
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { INSTANT_FORM, normaliseInstant, parseInstant } from "../time/instant.ts";
 import type { ServedGrid } from "./pointGrids.ts";
@@ -35,34 +36,6 @@ export function timeParameter(values: readonly string[] | undefined): { iso: str
   const iso = normaliseInstant(values[0]!.replace(/ (\d{2}:?\d{2})$/, "+$1"));
   if (iso === undefined) return { kind: "problem", status: 400, detail: `time "${values[0]!.slice(0, 100)}" is not a date-time: expected ${INSTANT_FORM}` };
   return { iso, ms: parseInstant(iso)! };
-}
-
-export interface PointStep {
-  time: string;
-  /** mg/m³; null where the model has no value (missing). */
-  value: number | null;
-  class: string;
-}
-
-export interface PointSeries {
-  model: string;
-  source: string;
-  band: string;
-  label: string;
-  lower_fl: number;
-  upper_fl: number;
-  cell: { x: number; y: number };
-  steps: PointStep[];
-}
-
-export interface PointAnswer {
-  reftime: string;
-  location: { lat: number; lon: number };
-  time?: string;
-  units: "mg/m3";
-  series: PointSeries[];
-  /** Models of the run whose domain does not hold the place. */
-  outside: Array<{ model: string; source: string }>;
 }
 
 /** `FL200-350`, as aviation writes a band. */

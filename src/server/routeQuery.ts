@@ -11,6 +11,7 @@
  * cells only).
  */
 import { classOf } from "../contract/ashClasses.ts";
+import type { Encounter, ModelRoute, RouteAnswer, RoutePoint, Stretch } from "../contract/queries.ts";
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../geo/flightLevel.ts";
 import { arcBetween, arcToKm, interpolateArc } from "../geo/greatCircle.ts";
@@ -22,58 +23,6 @@ import type { RouteInput } from "./routeInput.ts";
 
 /** 200,000 samples: 1,000,000 km at 5 km, far beyond any flight; about 60 ms of work at worst (docs/benchmarks.md). */
 export const MAX_ROUTE_SAMPLES = 200_000;
-
-export interface RoutePoint {
-  lon: number;
-  lat: number;
-  fl: number;
-  /** Distance along the route from its first position. */
-  km: number;
-  time?: string;
-}
-
-export interface Encounter {
-  band: string;
-  class: string;
-  /** Highest concentration met in the stretch, mg/m³. */
-  highest: number;
-  entry: RoutePoint;
-  exit: RoutePoint;
-}
-
-export interface Stretch {
-  from: RoutePoint;
-  to: RoutePoint;
-}
-
-export interface ModelRoute {
-  model: string;
-  source: string;
-  /** Largest distance between samples, km (half the smallest grid cell the route crosses). */
-  sampling_km: number;
-  samples: number;
-  highest: (RoutePoint & { value: number; class: string; band: string }) | null;
-  bands: Array<{ band: string; label: string; lower_fl: number; upper_fl: number; highest: number | null; class: string }>;
-  /** With times: the stretches at or above the lowest threshold. */
-  encounters?: Encounter[];
-  /** Without times: per step, the highest value anywhere along the path at its flight levels. */
-  steps?: Array<{ time: string; value: number; class: string; band: string | null; lon: number | null; lat: number | null }>;
-  /** Stretches outside the model's domain: nothing is known there (not zero). */
-  outside_domain: Stretch[];
-  /** Stretches flown before the first step or after the last step ends. */
-  outside_forecast: Stretch[];
-  /** Stretches above the highest flight-level band of the model. */
-  above_bands: Stretch[];
-}
-
-export interface RouteAnswer {
-  reftime: string;
-  units: "mg/m3";
-  timed: boolean;
-  vertices: number;
-  length_km: number;
-  models: ModelRoute[];
-}
 
 /** A grid cell met in one band, and where along the route it was first met. */
 interface Pair {

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
-import type { PointAnswer } from "../../src/server/pointQuery.ts";
+import type { PointAnswer } from "../../src/contract/queries.ts";
 import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
-import { DATELINE_GRID, DATELINE_REFTIME, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
+import { DATELINE_GRID, DATELINE_REFTIME, documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
 import { expectProblem, header, http } from "./serverFixtures.ts";
 
 const UA = { "user-agent": "ashcast-test/1 point" };
@@ -27,14 +27,19 @@ function expectCoded(served: number | null, modelUgM3: number): void {
   expect(served!).toBeLessThanOrEqual(model * 1.0011);
 }
 
+let validate: (body: unknown) => string | undefined;
+
+/** A 200 answer, checked against the OpenAPI document's schema. */
 async function point(query: string): Promise<PointAnswer> {
   const res = await http(m.server, `/point?${query}`, { headers: UA });
   expect(res.status, res.text()).toBe(200);
+  expect(validate(res.json())).toBeUndefined();
   return res.json() as PointAnswer;
 }
 
 beforeAll(async () => {
   m = await modelSite();
+  validate = await documentValidator(m.server, "PointAnswer");
   if (!HAS_NETCDF_BIN) return;
   for (const band of BANDS) {
     values.set(`eemep/${band}`, ncdumpValues(m.eemep.file, variableOf(band)));

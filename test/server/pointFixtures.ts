@@ -4,11 +4,15 @@
  * independently of ashcast with netCDF-C's ncdump.
  */
 import { execFileSync } from "node:child_process";
+import Ajv2020Module from "ajv/dist/2020.js";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeEemepOutput, writeSnapOutput, type WrittenOutput } from "../../scripts/make-model-output.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
 import { buildSite, makeSite, serve, type Site } from "./serverFixtures.ts";
+
+// ajv is CommonJS; under NodeNext its class is the `default` of the module object.
+const Ajv2020 = Ajv2020Module.default;
 
 export const EEMEP_REFTIME = "2019-03-22T12:00:00Z";
 export const SNAP_REFTIME = "2019-03-23T00:00:00Z";
@@ -59,4 +63,16 @@ export function ncdumpValues(file: string, variable: string): Float64Array {
   const start = text.indexOf(`${variable} =`, text.indexOf("data:"));
   const body = text.slice(start + variable.length + 2, text.indexOf(";", start));
   return Float64Array.from(body.split(",").map((item) => (item.trim() === "_" ? Number.NaN : Number(item.trim()))));
+}
+
+/**
+ * A validator of a body against a component schema of the served OpenAPI document, by ajv (an independent
+ * JSON Schema 2020-12 validator, not the zod that made the schema).
+ */
+export async function documentValidator(server: RunningServer, component: string): Promise<(body: unknown) => string | undefined> {
+  const res = await fetch(`${server.url.replace(/\/$/, "")}/openapi.json`, { headers: { "user-agent": "ashcast-test/1" } });
+  const doc = (await res.json()) as { components: { schemas: Record<string, unknown> } };
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  const validate = ajv.compile(doc.components.schemas[component] as Record<string, unknown>);
+  return (body) => (validate(body) ? undefined : ajv.errorsText(validate.errors));
 }

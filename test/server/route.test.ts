@@ -4,17 +4,19 @@
  * every bad body is refused naming what is wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RouteAnswer } from "../../src/server/routeQuery.ts";
+import type { RouteAnswer } from "../../src/contract/queries.ts";
 import { MAX_ROUTE_VERTICES } from "../../src/server/routeInput.ts";
 import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
-import { EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, type ModelSite } from "./pointFixtures.ts";
+import { documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, type ModelSite } from "./pointFixtures.ts";
 import { expectProblem, header, http } from "./serverFixtures.ts";
 
 const UA = { "user-agent": "ashcast-test/1 route", "content-type": "application/geo+json" };
 let m: ModelSite;
+let validate: (body: unknown) => string | undefined;
 
 beforeAll(async () => {
   m = await modelSite();
+  validate = await documentValidator(m.server, "RouteAnswer");
 }, 120_000);
 afterAll(async () => {
   await m?.server.close();
@@ -62,6 +64,7 @@ describe.skipIf(!HAS_NETCDF_BIN)(`through the generated plume${HAS_NETCDF_BIN ? 
   it("meets it in the rows where the field reaches 0.2 mg/m³, with the field's highest value there", async () => {
     const response = await post(flight(column));
     expect(response.status, response.text()).toBe(200);
+    expect(validate(response.json())).toBeUndefined();
     const answer = response.json() as RouteAnswer;
     const [model] = answer.models;
     expect(model!.encounters!.length).toBeGreaterThanOrEqual(1);
@@ -84,6 +87,18 @@ describe.skipIf(!HAS_NETCDF_BIN)(`through the generated plume${HAS_NETCDF_BIN ? 
     expect(header(response, "cache-control")).toBe("no-store");
   });
 
+  it("without coordTimes, per step the highest value along the path: the plume's step is not clear", async () => {
+    const untimed = flight(column) as { properties: Record<string, unknown> };
+    untimed.properties = {};
+    const response = await post(untimed);
+    expect(validate(response.json())).toBeUndefined();
+    const [model] = (response.json() as RouteAnswer).models;
+    expect(model!.encounters).toBeUndefined();
+    expect(model!.steps).toHaveLength(times.length);
+    expect(model!.steps![k]!.value).toBeGreaterThanOrEqual(at(column, row) * (1 - 1e-6));
+    expect(model!.steps![k]!.band).toBe("FL200-350");
+  });
+
   it("the same flight beside it, where the field is below 0.2 all along, meets nothing", async () => {
     let beside = -1;
     for (let x = 0; x < nx && beside === -1; x++) {
@@ -93,6 +108,7 @@ describe.skipIf(!HAS_NETCDF_BIN)(`through the generated plume${HAS_NETCDF_BIN ? 
     }
     expect(beside).toBeGreaterThanOrEqual(0);
     const answer = (await post(flight(beside))).json() as RouteAnswer;
+    expect(validate(answer)).toBeUndefined();
     expect(answer.models[0]!.encounters).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
  * the forecast said; without times, the highest value per step.
  */
 import { describe, expect, it } from "vitest";
-import { answerRoute, MAX_ROUTE_SAMPLES, type ModelRoute, type RouteAnswer } from "../../src/server/routeQuery.ts";
+import type { ModelRoute, RouteAnswer } from "../../src/contract/queries.ts";
+import { answerRoute, MAX_ROUTE_SAMPLES } from "../../src/server/routeQuery.ts";
 import type { RouteInput } from "../../src/server/routeInput.ts";
 import { axis, testGrid } from "./routeGrid.ts";
 
