@@ -10,6 +10,7 @@ import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, runJsonKey 
 import type { AssembledRun } from "./assembleRun.ts";
 import { renderModelKml, renderModelMaps } from "./renderModelOutput.ts";
 import { renderPointGrids } from "./pointGrids.ts";
+import { renderAshGeoJson } from "./renderGeoJson.ts";
 
 export type RunRenderer = (run: AssembledRun) => ArtefactDraft[] | Promise<ArtefactDraft[]>;
 
@@ -36,8 +37,8 @@ export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-// renderPointGrids: the point-query grids (issue 16), apart from the per-step drawing of renderModelOutput.ts.
-export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids];
+// Issue 16, apart from the per-step drawing of renderModelOutput.ts: the point-query grids and the GeoJSON ash areas.
+export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids, renderAshGeoJson];
 
 export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
   return (await Promise.all(renderers.map((render) => render(run)))).flat();

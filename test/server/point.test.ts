@@ -195,3 +195,31 @@ describe("bad parameters are refused, naming the parameter", () => {
     expect([401, 405]).toContain(res.status);
   });
 });
+
+describe("GeoJSON ash areas beside every KML ash area resource", () => {
+  it("listed by /resources, served as application/geo+json with validators, with the KML's polygons", async () => {
+    const names = (await http(m.server, `/resources?reftime=${EEMEP_REFTIME}`, { headers: UA })).json() as string[];
+    const kml = names.filter((name) => name.endsWith(".kml"));
+    const geojson = names.filter((name) => name.endsWith(".geojson"));
+    expect(kml.length).toBe(3 * (1 + EEMEP_GRID.steps)); // 3 bands, the whole run and each step
+    expect(geojson.sort()).toEqual(kml.map((name) => name.replace(/\.kml$/, ".geojson")).sort());
+    // A step with ash in every band: the polygons' positions are the KML's, ring by ring.
+    const stepName = geojson.find((name) => name.includes("fl200-350/") && name.includes("T20:00:00Z"))!;
+    const res = await http(m.server, `/resources?name=${encodeURIComponent(stepName)}`, { headers: UA });
+    expect(res.status).toBe(200);
+    expect(header(res, "content-type")).toBe("application/geo+json");
+    expect(header(res, "etag")).toMatch(/^"/);
+    const doc = res.json() as { type: string; features: Array<{ geometry: { type: string; coordinates: number[][][][] }; properties: Record<string, unknown> }> };
+    expect(doc.type).toBe("FeatureCollection");
+    const rings = doc.features.filter((f) => f.geometry.type === "MultiPolygon").flatMap((f) => f.geometry.coordinates.flat(1).map((r) => r.map(([x, y]) => `${x!.toFixed(4)},${y!.toFixed(4)}`.replace(/-0\.0000/g, "0.0000")).join(" ")));
+    expect(rings.length).toBeGreaterThan(0);
+    const kmlText = (await http(m.server, `/resources?name=${encodeURIComponent(stepName.replace(/\.geojson$/, ".kml"))}`, { headers: UA })).text();
+    const kmlRings = [...kmlText.matchAll(/<coordinates>([^<]+)<\/coordinates>/g)].map((match) => match[1]!).filter((text) => text.includes(" "));
+    expect(rings).toEqual(kmlRings);
+    for (const feature of doc.features.filter((f) => f.properties.kind === "ash")) {
+      expect(feature.properties).toMatchObject({ band: "FL200/350", units: "mg/m3", time: expect.stringMatching(/T20:00:00Z$/) });
+    }
+    const again = await http(m.server, `/resources?name=${encodeURIComponent(stepName)}`, { headers: { ...UA, "if-none-match": header(res, "etag") } });
+    expect(again.status).toBe(304);
+  });
+});
