@@ -19,7 +19,10 @@ export const PointSeries = z.strictObject({
   label: z.string().describe("The band as aviation charts write it, e.g. `SFC/FL200`"),
   lower_fl: z.number(),
   upper_fl: z.number(),
-  cell: z.strictObject({ x: z.number().int(), y: z.number().int() }).describe("The grid cell (column, row) holding the place, whose value it gets"),
+  cell: z.strictObject({ x: z.number().int(), y: z.number().int() }).describe("The grid cell (column, row) holding the place"),
+  support: z
+    .array(z.strictObject({ x: z.number().int(), y: z.number().int() }))
+    .describe("The cells whose highest value the place gets: its own at a cell centre, the 2 or 4 centres around it elsewhere (never less than the ash areas drawn there)"),
   steps: z.array(PointStep),
 });
 

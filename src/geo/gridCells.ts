@@ -34,6 +34,65 @@ export function cellOf(geometry: GridGeometry, lon: number, lat: number): Cell |
   return x === -1 || y === -1 ? undefined : { x, y };
 }
 
+/**
+ * Where a place lies among the cell centres: the cell holding it, and the centres whose values a linear
+ * interpolation (and so the contoured ash areas) draws on there: 1 at a centre, 2 on the line between two,
+ * 4 inside the square of four. A place within SNAP_FRACTION of a cell of a centre counts as on it, so the
+ * decimal degrees of a grid point that the file stores as float32 still select that point alone.
+ */
+export interface CellSupport {
+  cell: Cell;
+  support: Cell[];
+}
+
+export const SNAP_FRACTION = 1e-4;
+
+export function supportOf(geometry: GridGeometry, lon: number, lat: number): CellSupport | undefined {
+  const [gx, gy] = gridCoordinates(geometry, lon, lat);
+  const fx = axisPosition(geometry.x, gx);
+  const fy = axisPosition(geometry.y, gy);
+  if (fx === undefined || fy === undefined) return undefined;
+  const xs = around(fx, geometry.x.length);
+  const ys = around(fy, geometry.y.length);
+  const support: Cell[] = [];
+  for (const y of ys) for (const x of xs) support.push({ x, y });
+  return { cell: { x: Math.min(geometry.x.length - 1, Math.max(0, Math.round(fx))), y: Math.min(geometry.y.length - 1, Math.max(0, Math.round(fy))) }, support };
+}
+
+/** The centres on either side of a fractional index (one when on a centre or beyond the outer ones). */
+function around(f: number, n: number): number[] {
+  const low = Math.floor(f);
+  const frac = f - low;
+  if (frac <= SNAP_FRACTION) return [Math.max(0, Math.min(n - 1, low))];
+  if (frac >= 1 - SNAP_FRACTION) return [Math.max(0, Math.min(n - 1, low + 1))];
+  if (low < 0) return [0];
+  if (low >= n - 1) return [n - 1];
+  return [low, low + 1];
+}
+
+/** The fractional index of v on a strictly monotonic axis (centre i at i), or undefined beyond half a cell past either end. */
+export function axisPosition(axis: readonly number[], v: number): number | undefined {
+  const n = axis.length;
+  const sign = axis[n - 1]! > axis[0]! ? 1 : -1;
+  const s = v * sign;
+  const first = axis[0]! * sign;
+  const last = axis[n - 1]! * sign;
+  const firstStep = axis[1]! * sign - first;
+  const lastStep = last - axis[n - 2]! * sign;
+  if (!(s >= first - firstStep / 2) || !(s <= last + lastStep / 2)) return undefined;
+  if (s <= first) return (s - first) / firstStep;
+  if (s >= last) return n - 1 + (s - last) / lastStep;
+  let low = 0;
+  let high = n - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (axis[mid]! * sign <= s) low = mid;
+    else high = mid - 1;
+  }
+  const a = axis[low]! * sign;
+  return low + (s - a) / (axis[low + 1]! * sign - a);
+}
+
 /** Index of the centre nearest to v on a strictly monotonic axis, or -1 beyond half a cell past either end. */
 export function axisCell(axis: readonly number[], v: number): number {
   const n = axis.length;

@@ -7,7 +7,8 @@
 import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
 import type { RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
-import { cellOf, smallestSpacing, type Cell } from "../geo/gridCells.ts";
+import { cellOf, smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
+import { MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
 /** Grid artefacts held in memory by default: 7 full-size runs, with the body cache well under 250 MB of RSS. */
@@ -50,6 +51,40 @@ export class ServedGrid {
 
   cellOf(lon: number, lat: number): Cell | undefined {
     return cellOf(this.header.geometry, lon, lat);
+  }
+
+  /** The cell holding a place and the centres its value is taken over (src/geo/gridCells.ts), or undefined outside. */
+  supportOf(lon: number, lat: number): CellSupport | undefined {
+    return supportOf(this.header.geometry, lon, lat);
+  }
+
+  /**
+   * The value codes of a place in one band at every step: per step the highest of its support's cells
+   * (missing only where all are), so a place never reads less than the ash areas drawn through it.
+   */
+  placeSeries(band: number, place: CellSupport): Uint16Array {
+    if (place.support.length === 1) return this.series(band, place.support[0]!);
+    const steps = this.header.times.length;
+    const result = new Uint16Array(steps).fill(MISSING_CODE);
+    for (const cell of place.support) {
+      const codes = this.series(band, cell);
+      for (let t = 0; t < steps; t++) {
+        const code = codes[t]!;
+        const best = result[t]!;
+        if (code !== MISSING_CODE && (best === MISSING_CODE || code > best)) result[t] = code;
+      }
+    }
+    return result;
+  }
+
+  /** placeSeries at one step only. */
+  placeCode(band: number, place: CellSupport, step: number): number {
+    let best = MISSING_CODE;
+    for (const cell of place.support) {
+      const code = this.series(band, cell)[step]!;
+      if (code !== MISSING_CODE && (best === MISSING_CODE || code > best)) best = code;
+    }
+    return best;
   }
 
   /** The codes of every step of one band at one cell (a view: do not keep it past the request). */

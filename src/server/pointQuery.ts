@@ -1,7 +1,8 @@
 /**
  * GET /point: the concentration at a place, per model and band, for every step of a run (or the step
  * valid at `time`), from the run's point-query grids. Parameters are checked here; the answer is plain
- * data (the route turns it into a response). The value of a place is that of the grid cell it lies in.
+ * data (the route turns it into a response). The value of a place is the highest of the cell centres around
+ * it (its own cell's at a centre): never less than the model's value for its cell, nor than the ash areas drawn there.
  */
 import { classOf } from "../contract/ashClasses.ts";
 import type { PointAnswer, PointStep } from "../contract/queries.ts";
@@ -54,19 +55,19 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
   let inForecast = false;
   for (const grid of grids) {
     const { header } = grid;
-    const cell = grid.cellOf(lon, lat);
-    if (cell === undefined) {
+    const place = grid.supportOf(lon, lat);
+    if (place === undefined) {
       answer.outside.push({ model: header.model, source: header.source });
       continue;
     }
     const step = time ? grid.stepAt(time.ms) : -1;
     if (!time || step !== -1) inForecast = true;
     header.bands.forEach((band, b) => {
-      const codes = grid.series(b, cell);
+      const codes = grid.placeSeries(b, place);
       const steps: PointStep[] = [];
       if (!time) for (let t = 0; t < codes.length; t++) steps.push({ time: header.times[t]!, ...stepValue(codes[t]!, grid) });
       else if (step !== -1) steps.push({ time: header.times[step]!, ...stepValue(codes[step]!, grid) });
-      answer.series.push({ model: header.model, source: header.source, band: bandName(band.lowerFl, band.upperFl), label: band.label, lower_fl: band.lowerFl, upper_fl: band.upperFl, cell, steps });
+      answer.series.push({ model: header.model, source: header.source, band: bandName(band.lowerFl, band.upperFl), label: band.label, lower_fl: band.lowerFl, upper_fl: band.upperFl, cell: place.cell, support: place.support, steps });
     });
   }
   if (answer.series.length === 0) {

@@ -2,8 +2,8 @@
  * POST /route: what a flight meets along its path. The path is followed along great circles between
  * vertices, sampled at most half a grid cell apart (so no cell it crosses is stepped over); each sample
  * has the aircraft's time and altitude interpolated linearly between its vertices (by distance), its
- * flight level from the altitude (src/geo/flightLevel.ts), and takes the value of the cell it lies in, in
- * the band(s) of its flight level, at the step valid at its time. Without times, each step is answered
+ * flight level from the altitude (src/geo/flightLevel.ts), and takes the value a place gets (/point: the highest
+ * of the cell centres around it), in the band(s) of its flight level, at the step valid at its time. Without times, each step is answered
  * for the whole path at once (the highest value anywhere along it).
  *
  * Work is bounded by the number of samples: at most MAX_ROUTE_SAMPLES per model, counted before any is
@@ -125,27 +125,29 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
   walk(route, segments, (lon, lat, altitudeM, ms, km) => {
     const fl = flightLevel(altitudeM);
     const point = (): RoutePoint => ({ lon: round(lon, 5), lat: round(lat, 5), fl: round(fl, 1), km: round(km, 3), ...(ms !== undefined ? { time: formatInstant(Math.round(ms)) } : {}) });
-    const cell = grid.cellOf(lon, lat);
+    const place = grid.supportOf(lon, lat);
     const bands = bandsAt(header.bands, fl);
     const step = ms !== undefined ? grid.stepAt(ms) : 0;
-    outsideDomain.mark(cell === undefined, point);
+    outsideDomain.mark(place === undefined, point);
     aboveBands.mark(bands.length === 0, point);
     outsideForecast.mark(timed && step === -1, point);
-    if (cell === undefined || bands.length === 0 || step === -1) {
+    if (place === undefined || bands.length === 0 || step === -1) {
       open = undefined;
       return;
     }
     if (!timed) {
       for (const b of bands) {
-        const key = b * cells + cell.y * header.nx + cell.x;
-        if (!pairs.has(key)) pairs.set(key, { band: b, x: cell.x, y: cell.y, point: point() });
+        for (const cell of place.support) {
+          const key = b * cells + cell.y * header.nx + cell.x;
+          if (!pairs.has(key)) pairs.set(key, { band: b, x: cell.x, y: cell.y, point: point() });
+        }
       }
       return;
     }
     let value = -1;
     let valueBand = bands[0]!;
     for (const b of bands) {
-      const code = grid.series(b, cell)[step]!;
+      const code = grid.placeCode(b, place, step);
       if (code === MISSING_CODE) continue;
       const v = decodeConcentration(code);
       if (v > bandHighest[b]!) bandHighest[b] = v;

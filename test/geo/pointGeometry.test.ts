@@ -5,7 +5,7 @@ import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { CODE_RATIO, decodeConcentration, encodeConcentration, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../../src/geo/flightLevel.ts";
 import { arcBetween, interpolateArc } from "../../src/geo/greatCircle.ts";
-import { axisCell, cellOf, halfCellArcDegrees, type GridGeometry } from "../../src/geo/gridCells.ts";
+import { axisCell, axisPosition, cellOf, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
 import { rotatedToGeographic } from "../../src/model/gridMapping.ts";
 
 describe("axisCell: the nearest centre, half a cell beyond the ends", () => {
@@ -17,6 +17,25 @@ describe("axisCell: the nearest centre, half a cell beyond the ends", () => {
     expect(axisCell([60, 59.5, 59], 59.6)).toBe(1);
     expect(axisCell([60, 59.5, 59], 60.2)).toBe(0);
     expect(axisCell([60, 59.5, 59], 58.7)).toBe(-1);
+  });
+});
+
+describe("supportOf: the centres a place's value is the highest of", () => {
+  const grid: GridGeometry = { kind: "regular", x: [0, 1, 2, 3], y: [10, 11, 12] };
+  it.each([
+    [1, 11, { x: 1, y: 1 }, [{ x: 1, y: 1 }]],
+    [1.00001, 11, { x: 1, y: 1 }, [{ x: 1, y: 1 }]], // within SNAP_FRACTION of a cell: on the centre
+    [1.4, 11, { x: 1, y: 1 }, [{ x: 1, y: 1 }, { x: 2, y: 1 }]],
+    [1.6, 11.5, { x: 2, y: 2 }, [{ x: 1, y: 1 }, { x: 2, y: 1 }, { x: 1, y: 2 }, { x: 2, y: 2 }]],
+    [-0.4, 10, { x: 0, y: 0 }, [{ x: 0, y: 0 }]], // beyond the outer centre, within half a cell
+    [3.5, 12.5, { x: 3, y: 2 }, [{ x: 3, y: 2 }]],
+  ])("lon %d, lat %d → cell %j, support %j", (lon, lat, cell, support) => {
+    expect(supportOf(grid, lon, lat)).toEqual({ cell, support });
+  });
+  it("outside by more than half a cell: none", () => {
+    expect(supportOf(grid, 3.51, 11)).toBeUndefined();
+    expect(axisPosition([0, 1, 2, 3], -0.5)).toBe(-0.5);
+    expect(axisPosition([3, 2, 1, 0], 0.25)).toBe(2.75);
   });
 });
 

@@ -80,12 +80,21 @@ describe.skipIf(!HAS_NETCDF_BIN)(`values at grid points are the NetCDF values${H
     }
   });
 
-  it("a place anywhere in a cell gets that cell's value (up to half a cell from its centre)", async () => {
-    const { lat0, lon0, res } = EEMEP_GRID;
-    const inside = await point(`lat=${lat0 + 40 * res + 0.24}&lon=${lon0 + 50 * res - 0.24}&reftime=${EEMEP_REFTIME}`);
-    expect(inside.series[0]!.cell).toEqual({ x: 50, y: 40 });
-    const next = await point(`lat=${lat0 + 40 * res + 0.26}&lon=${lon0 + 50 * res - 0.26}&reftime=${EEMEP_REFTIME}`);
-    expect(next.series[0]!.cell).toEqual({ x: 49, y: 41 });
+  it("between centres, a place gets the highest of the 2 or 4 centres around it, step by step: never less than the areas drawn there", async () => {
+    const { nx, ny, steps, lat0, lon0, res } = EEMEP_GRID;
+    const field = values.get("eemep/fl200-350")!;
+    const [top] = interestingCells(field, nx, ny, steps).slice(4, 5); // the plume's peak cell
+    const { x, y } = top!;
+    const inside = await point(`lat=${lat0 + y * res + 0.2}&lon=${lon0 + x * res - 0.2}&reftime=${EEMEP_REFTIME}`);
+    expect(inside.series[1]!.cell).toEqual({ x, y });
+    expect(inside.series[1]!.support).toEqual([{ x: x - 1, y }, { x, y }, { x: x - 1, y: y + 1 }, { x, y: y + 1 }]);
+    inside.series[1]!.steps.forEach((step, t) => {
+      const around = [[x - 1, y], [x, y], [x - 1, y + 1], [x, y + 1]].map(([cx, cy]) => field[t * nx * ny + cy! * nx + cx!]!);
+      expectCoded(step.value, Math.max(...around));
+    });
+    const edge = await point(`lat=${lat0 + y * res}&lon=${lon0 + x * res + 0.3}&reftime=${EEMEP_REFTIME}`);
+    expect(edge.series[1]!.cell).toEqual({ x: x + 1, y });
+    expect(edge.series[1]!.support).toEqual([{ x, y }, { x: x + 1, y }]);
   });
 
   it("SNAP (rotated pole): the geographic centre of each rotated cell, from the file's own 2-D arrays", async () => {
