@@ -26,11 +26,10 @@ export interface FlBand {
  * band, none.
  */
 export function bandsAt(bands: readonly FlBand[], fl: number): number[] {
-  const result: number[] = [];
-  const lowest = Math.min(...bands.map((band) => band.lowerFl));
+  let lowest = Infinity;
+  for (const band of bands) if (band.lowerFl < lowest) lowest = band.lowerFl;
   const level = fl < lowest ? lowest : fl;
-  bands.forEach((band, i) => {
-    if (level >= band.lowerFl && level <= band.upperFl) result.push(i);
-  });
+  const result: number[] = [];
+  for (let i = 0; i < bands.length; i++) if (level >= bands[i]!.lowerFl && level <= bands[i]!.upperFl) result.push(i);
   return result;
 }

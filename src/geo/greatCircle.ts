@@ -39,6 +39,20 @@ export function interpolateArc(a: Position, b: Position, f: number): Position {
   return fromVector([wa * u[0] + wb * v[0], wa * u[1] + wb * v[1], wa * u[2] + wb * v[2]]);
 }
 
+/** interpolateArc(a, b, f) for many f along one arc, with the arc's vectors and angle worked out once. */
+export function arcInterpolator(a: Position, b: Position): (f: number) => Position {
+  const angle = arcBetween(a, b) * DEG;
+  if (angle < 1e-12) return (f) => (f < 0.5 ? a : b);
+  const u = toVector(a);
+  const v = toVector(b);
+  const sin = Math.sin(angle);
+  return (f) => {
+    const wa = Math.sin((1 - f) * angle) / sin;
+    const wb = Math.sin(f * angle) / sin;
+    return fromVector([wa * u[0] + wb * v[0], wa * u[1] + wb * v[1], wa * u[2] + wb * v[2]]);
+  };
+}
+
 /** Mean Earth radius (IUGG), for distances reported in kilometres. */
 export const EARTH_RADIUS_KM = 6371.0088;
 export const arcToKm = (degrees: number): number => degrees * DEG * EARTH_RADIUS_KM;

@@ -43,6 +43,8 @@ export function cellOf(geometry: GridGeometry, lon: number, lat: number): Cell |
 export interface CellSupport {
   cell: Cell;
   support: Cell[];
+  /** The same number for the same support: consecutive places of a route in one square of centres share it. */
+  key: number;
 }
 
 export const SNAP_FRACTION = 1e-4;
@@ -56,7 +58,9 @@ export function supportOf(geometry: GridGeometry, lon: number, lat: number): Cel
   const ys = around(fy, geometry.y.length);
   const support: Cell[] = [];
   for (const y of ys) for (const x of xs) support.push({ x, y });
-  return { cell: { x: Math.min(geometry.x.length - 1, Math.max(0, Math.round(fx))), y: Math.min(geometry.y.length - 1, Math.max(0, Math.round(fy))) }, support };
+  const nx = geometry.x.length;
+  const key = ((ys[0]! * nx + xs[0]!) * 2 + xs.length - 1) * 2 + ys.length - 1;
+  return { cell: { x: Math.min(nx - 1, Math.max(0, Math.round(fx))), y: Math.min(geometry.y.length - 1, Math.max(0, Math.round(fy))) }, support, key };
 }
 
 /** The centres on either side of a fractional index (one when on a centre or beyond the outer ones). */

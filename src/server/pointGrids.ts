@@ -16,6 +16,11 @@ export const DEFAULT_GRID_BYTES = 64 * 1024 * 1024;
 /** Inflated blocks held by default: 1,800 blocks of a 72-step run (9 KiB each). */
 export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
 
+/** Grids get a number each, so that a block's cache key is a number (a string key per look-up cost more than the look-up). */
+let gridIds = 0;
+/** Block indices per grid stay below this (3 bands × 1 M blocks): key = grid id × this + index. */
+const KEYS_PER_GRID = 2 ** 22;
+
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
 
@@ -31,6 +36,10 @@ export class ServedGrid {
   readonly #blocks: BlockCache;
   readonly #blocksX: number;
   readonly #perBand: number;
+  readonly #keyBase: number;
+  /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
+  #lastIndex = -1;
+  #lastCodes: Uint16Array | undefined;
 
   constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache) {
     this.#opened = opened;
@@ -43,6 +52,8 @@ export class ServedGrid {
     this.endMs = parseInstant(opened.header.end)!;
     this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
     this.#perBand = blockCount(opened.header);
+    if (this.#perBand * opened.header.bands.length > KEYS_PER_GRID) throw new Error(`${file}: ${this.#perBand} blocks per band, more than a grid may have`);
+    this.#keyBase = (gridIds++ % 2 ** 30) * KEYS_PER_GRID;
   }
 
   get bytes(): number {
@@ -98,14 +109,15 @@ export class ServedGrid {
     const start = offsets[index]!;
     const end = offsets[index + 1]!;
     if (start === end) return noAsh(steps);
-    const key = `${this.file}#${index}`;
-    let codes = this.#blocks.get(key);
+    let codes = index === this.#lastIndex ? this.#lastCodes : this.#blocks.get(this.#keyBase + index);
     if (codes === undefined) {
       const width = Math.min(block, nx - bx * block);
       const height = Math.min(block, ny - by * block);
       codes = decodeBlock(this.#opened.data.subarray(start, end), width * height, steps);
-      this.#blocks.set(key, codes);
+      this.#blocks.set(this.#keyBase + index, codes);
     }
+    this.#lastIndex = index;
+    this.#lastCodes = codes;
     const width = Math.min(block, nx - bx * block);
     const within = (cell.y - by * block) * width + (cell.x - bx * block);
     return codes.subarray(within * steps, (within + 1) * steps);
@@ -134,7 +146,7 @@ function noAsh(steps: number): Uint16Array {
 
 /** Inflated blocks by key, least recently used first, bounded by bytes. */
 export class BlockCache {
-  readonly #entries = new Map<string, Uint16Array>();
+  readonly #entries = new Map<number, Uint16Array>();
   #bytes = 0;
   readonly maxBytes: number;
 
@@ -143,7 +155,7 @@ export class BlockCache {
     this.maxBytes = maxBytes;
   }
 
-  get(key: string): Uint16Array | undefined {
+  get(key: number): Uint16Array | undefined {
     const codes = this.#entries.get(key);
     if (codes !== undefined) {
       this.#entries.delete(key);
@@ -152,7 +164,7 @@ export class BlockCache {
     return codes;
   }
 
-  set(key: string, codes: Uint16Array): void {
+  set(key: number, codes: Uint16Array): void {
     this.#entries.set(key, codes);
     this.#bytes += codes.byteLength;
     for (const [oldest, old] of this.#entries) {

@@ -14,7 +14,7 @@ import { classOf } from "../contract/ashClasses.ts";
 import type { Encounter, ModelRoute, RouteAnswer, RoutePoint, Stretch } from "../contract/queries.ts";
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../geo/flightLevel.ts";
-import { arcBetween, arcToKm, interpolateArc } from "../geo/greatCircle.ts";
+import { arcBetween, arcInterpolator, arcToKm } from "../geo/greatCircle.ts";
 import { gridCoordinates, halfCellArcDegrees } from "../geo/gridCells.ts";
 import { formatInstant } from "../time/instant.ts";
 import type { ServedGrid } from "./pointGrids.ts";
@@ -60,11 +60,10 @@ function walk(route: RouteInput, segments: readonly Segment[], visit: (lon: numb
   const { positions, altitudesM, timesMs } = route;
   let km = 0;
   segments.forEach((segment, i) => {
-    const a = positions[i]!;
-    const b = positions[i + 1]!;
+    const along = arcInterpolator(positions[i]!, positions[i + 1]!);
     for (let j = 0; j < segment.samples; j++) {
       const f = j / segment.samples;
-      const [lon, lat] = interpolateArc(a, b, f);
+      const [lon, lat] = along(f);
       const ms = timesMs ? timesMs[i]! + f * (timesMs[i + 1]! - timesMs[i]!) : undefined;
       visit(lon, lat, altitudesM[i]! + f * (altitudesM[i + 1]! - altitudesM[i]!), ms, km + arcToKm(f * segment.arc));
     }
@@ -122,6 +121,9 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
   const pairs = new Map<number, Pair>();
   const cells = header.nx * header.ny;
 
+  let lastMemo = -1;
+  let value = -1;
+  let valueBand = 0;
   walk(route, segments, (lon, lat, altitudeM, ms, km) => {
     const fl = flightLevel(altitudeM);
     const point = (): RoutePoint => ({ lon: round(lon, 5), lat: round(lat, 5), fl: round(fl, 1), km: round(km, 3), ...(ms !== undefined ? { time: formatInstant(Math.round(ms)) } : {}) });
@@ -144,16 +146,21 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
       }
       return;
     }
-    let value = -1;
-    let valueBand = bands[0]!;
-    for (const b of bands) {
-      const code = grid.placeCode(b, place, step);
-      if (code === MISSING_CODE) continue;
-      const v = decodeConcentration(code);
-      if (v > bandHighest[b]!) bandHighest[b] = v;
-      if (v > value) {
-        value = v;
-        valueBand = b;
+    // Consecutive samples in the same square of centres, at the same step and level, read the same values.
+    const memo = place.key * 2 ** 20 + step * 8 + (bands[0]! + 1) * 2 + (bands.length - 1);
+    if (memo !== lastMemo) {
+      lastMemo = memo;
+      value = -1;
+      valueBand = bands[0]!;
+      for (const b of bands) {
+        const code = grid.placeCode(b, place, step);
+        if (code === MISSING_CODE) continue;
+        const v = decodeConcentration(code);
+        if (v > bandHighest[b]!) bandHighest[b] = v;
+        if (v > value) {
+          value = v;
+          valueBand = b;
+        }
       }
     }
     if (value > (highest?.value ?? -1)) highest = { ...point(), value, class: classOf(value, grid.classes)?.id ?? "none", band: bandInfo[valueBand]!.band };

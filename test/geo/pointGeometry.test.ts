@@ -30,7 +30,7 @@ describe("supportOf: the centres a place's value is the highest of", () => {
     [-0.4, 10, { x: 0, y: 0 }, [{ x: 0, y: 0 }]], // beyond the outer centre, within half a cell
     [3.5, 12.5, { x: 3, y: 2 }, [{ x: 3, y: 2 }]],
   ])("lon %d, lat %d → cell %j, support %j", (lon, lat, cell, support) => {
-    expect(supportOf(grid, lon, lat)).toEqual({ cell, support });
+    expect(supportOf(grid, lon, lat)).toMatchObject({ cell, support });
   });
   it("outside by more than half a cell: none", () => {
     expect(supportOf(grid, 3.51, 11)).toBeUndefined();
