@@ -8,7 +8,7 @@ import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
 import type { RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { cellOf, smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
-import { MISSING_CODE } from "../formats/concentrationCodes.ts";
+import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
 /** Grid artefacts held in memory by default: 7 full-size runs, with the body cache well under 250 MB of RSS. */
@@ -38,6 +38,9 @@ export class ServedGrid {
   readonly #perBand: number;
   readonly #keyBase: number;
   /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
+  #jsonParts: { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } | undefined;
+  /** Per class, the lowest code that reads at or above its lower bound. */
+  readonly #classCodes: number[];
   #lastIndex = -1;
   #lastCodes: Uint16Array | undefined;
 
@@ -54,10 +57,34 @@ export class ServedGrid {
     this.#perBand = blockCount(opened.header);
     if (this.#perBand * opened.header.bands.length > KEYS_PER_GRID) throw new Error(`${file}: ${this.#perBand} blocks per band, more than a grid may have`);
     this.#keyBase = (gridIds++ % 2 ** 30) * KEYS_PER_GRID;
+    this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
   }
 
   get bytes(): number {
     return this.#opened.data.length;
+  }
+
+  /** JSON text the point answer is assembled from, made once per grid: `{"time":"…","value":` per step, the head of each band's series. */
+  get jsonParts(): { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } {
+    if (this.#jsonParts === undefined) {
+      const { header } = this;
+      this.#jsonParts = {
+        stepHeads: header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`),
+        seriesHeads: header.bands.map((band) => {
+          const name = `FL${String(band.lowerFl).padStart(3, "0")}-${String(band.upperFl).padStart(3, "0")}`;
+          return `{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${name}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`;
+        }),
+        classTails: ["none", ...this.classes.map((c) => c.id)].map((id) => `,"class":${JSON.stringify(id)}}`),
+      };
+    }
+    return this.#jsonParts;
+  }
+
+  /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
+  classIndexOf(code: number): number {
+    let index = 0;
+    for (const lowest of this.#classCodes) if (code >= lowest) index++;
+    return index;
   }
 
   cellOf(lon: number, lat: number): Cell | undefined {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
+import { createApp, PRODUCT_PATH } from "../../src/server/app.ts";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
 import { DATELINE_GRID, DATELINE_REFTIME, documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
@@ -230,5 +231,45 @@ describe("GeoJSON ash areas beside every KML ash area resource", () => {
     }
     const again = await http(m.server, `/resources?name=${encodeURIComponent(stepName)}`, { headers: { ...UA, "if-none-match": header(res, "etag") } });
     expect(again.status).toBe(304);
+  });
+});
+
+describe("the node fast path answers /point as the app does", () => {
+  it("for answers, refusals, validators and HEAD, once the grids are in memory", async () => {
+    const app = createApp({ source: m.server.source, termsOfService: Buffer.from("terms"), openapi: Buffer.from("{}") });
+    const targets = [
+      `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`,
+      `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-03-22T20:30:00Z`,
+      "/point?lat=52&lon=179.5",
+      "/point?lat=95&lon=1",
+      `/point?lat=-60&lon=1&reftime=${EEMEP_REFTIME}`,
+    ];
+    for (const target of targets) await http(m.server, target, { headers: UA }); // loads the grids
+    const PER_CONNECTION = new Set(["date", "connection", "keep-alive", "expires", "content-length"]);
+    const comparable = (status: number, headers: Record<string, unknown>, body: Buffer) => ({
+      status,
+      headers: Object.fromEntries(Object.entries(headers).filter(([name]) => !PER_CONNECTION.has(name))),
+      body: body.toString("utf8"),
+    });
+    let answered = 0;
+    for (const target of targets) {
+      const first = await http(m.server, target, { headers: UA });
+      const etag = first.headers.etag as string | undefined;
+      for (const headers of [{}, ...(etag ? [{ "if-none-match": etag }, { "if-modified-since": first.headers["last-modified"] as string }] : [])] as Array<Record<string, string>>) {
+        for (const method of ["GET", "HEAD"]) {
+          const before = m.server.fastPath.answered;
+          const overSocket = await http(m.server, target, { method, headers: { ...UA, ...headers } });
+          expect(m.server.fastPath.answered, `${method} ${target}`).toBe(before + 1);
+          const response = await app.request(`http://127.0.0.1${PRODUCT_PATH}${target}`, { method, headers: { ...UA, ...headers } });
+          const appHeaders: Record<string, string> = {};
+          response.headers.forEach((value, name) => (appHeaders[name] = value));
+          expect(comparable(overSocket.status, overSocket.headers, overSocket.body), `${method} ${target} ${JSON.stringify(headers)}`).toEqual(
+            comparable(response.status, appHeaders, Buffer.from(await response.arrayBuffer())),
+          );
+          answered++;
+        }
+      }
+    }
+    expect(answered).toBeGreaterThanOrEqual(20);
   });
 });

@@ -4,18 +4,16 @@
  * `/point` is cached and validated like the other data routes: its ETag is made from the run's content
  * hash and the query, so a 304 costs no look-up.
  */
-import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
-import { formatHttpDate, noneMatchHits, notModifiedSince } from "../http.ts";
 import type { ReleaseView } from "../app.ts";
 import { PointGridStore } from "../pointGrids.ts";
-import { answerPoint, coordinateParameter, timeParameter, type QueryProblem } from "../pointQuery.ts";
+import type { QueryProblem } from "../pointQuery.ts";
+import { pointReply, type PointContext } from "../pointReply.ts";
 import { problemResponse } from "../problem.ts";
 import { CORS_HEADERS, type Representations } from "../representation.ts";
 import { MAX_ROUTE_BODY_BYTES, parseRoute } from "../routeInput.ts";
 import { answerRoute } from "../routeQuery.ts";
-import { CACHE_SECONDS, selectRun } from "../select.ts";
-import { parseInstant } from "../../time/instant.ts";
+import { selectRun } from "../select.ts";
 import { readOnlyRoutes, type Responder } from "./respond.ts";
 
 const JSON_TYPE = "application/json;charset=UTF-8";
@@ -35,38 +33,11 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   const { source, respond, representations, grids } = options;
   if (!(grids instanceof PointGridStore)) throw new Error("queryRoutes: grids must be a PointGridStore");
 
+  const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run) => source.runArtefacts(run), grids, representations };
+
   async function point(c: Context): Promise<Response> {
-    const lat = coordinateParameter("lat", c.req.queries("lat"), 90);
-    if (typeof lat === "object") return refuse(lat);
-    const lon = coordinateParameter("lon", c.req.queries("lon"), 180);
-    if (typeof lon === "object") return refuse(lon);
-    const time = timeParameter(c.req.queries("time"));
-    if (time && "kind" in time) return refuse(time);
-    const pinned = c.req.queries("reftime") !== undefined;
-    const run = selectRun(source.current, c.req.queries("reftime"), base);
-    if (run === undefined) return respond.noContent();
-    if ("kind" in run) return refuse(run);
-
-    const cacheSeconds = pinned ? CACHE_SECONDS.pinned : CACHE_SECONDS.latest;
-    const modifiedMs = parseInstant(run.modified)!;
-    // The answer is a function of the run's content and the query: validators need no look-up.
-    const etag = `"${createHash("sha256").update(`${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`).digest("base64url").slice(0, 27)}"`;
-    const headers: Record<string, string> = {
-      etag,
-      "last-modified": formatHttpDate(modifiedMs),
-      "cache-control": `public, max-age=${cacheSeconds}`,
-      expires: representations.expiresIn(cacheSeconds),
-      ...CORS_HEADERS,
-    };
-    const ifNoneMatch = c.req.header("if-none-match");
-    const ifModifiedSince = c.req.header("if-modified-since");
-    const notModified = ifNoneMatch !== undefined ? noneMatchHits(ifNoneMatch, etag) : ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, modifiedMs);
-    if (notModified) return new Response(null, { status: 304, headers });
-
-    const list = await source.runArtefacts(run);
-    const answer = answerPoint(run.reftime, await grids.gridsOf(list), lat, lon, time);
-    if ("kind" in answer) return refuse(answer);
-    return new Response(JSON.stringify(answer), { status: 200, headers: { ...headers, "content-type": JSON_TYPE } });
+    const reply = await pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
+    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
   }
 
   async function route(c: Context): Promise<Response> {

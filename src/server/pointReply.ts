@@ -1,0 +1,85 @@
+/**
+ * GET /point as a plain reply (status, headers, body), shared by the Hono route and the node fast path:
+ * parameters checked, the run selected, validators compared (the ETag is made from the run's content hash
+ * and the query, so a 304 costs no look-up), then the answer from the run's grids. Synchronous when the
+ * run's artefact list and grids are in memory; a promise otherwise (the fast path then leaves the request
+ * to the app, which waits).
+ */
+import { createHash } from "node:crypto";
+import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import type { PublishedRun, RunArtefacts } from "../contract/releaseIndex.ts";
+import { parseInstant } from "../time/instant.ts";
+import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
+import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
+import { answerPoint, coordinateParameter, timeParameter } from "./pointQuery.ts";
+import { problemJson } from "./problem.ts";
+import type { ServedRelease } from "./releaseSource.ts";
+import { CORS_HEADERS, type Representations } from "./representation.ts";
+import { CACHE_SECONDS, selectRun } from "./select.ts";
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  /** Undefined for 204 and 304. */
+  body: string | undefined;
+}
+
+export interface PointContext {
+  base: string;
+  current(): ServedRelease | undefined;
+  runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts>;
+  grids: PointGridStore;
+  representations: Representations;
+}
+
+export interface PointRequest {
+  /** All values of a query parameter, undefined when absent. */
+  query(name: string): string[] | undefined;
+  ifNoneMatch: string | undefined;
+  ifModifiedSince: string | undefined;
+}
+
+const problem = (status: number, detail: string): Reply => ({
+  status,
+  headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "access-control-allow-origin": "*" },
+  body: problemJson(status, detail),
+});
+
+export function pointReply(context: PointContext, request: PointRequest): Reply | Promise<Reply> {
+  const lat = coordinateParameter("lat", request.query("lat"), 90);
+  if (typeof lat === "object") return problem(lat.status, lat.detail);
+  const lon = coordinateParameter("lon", request.query("lon"), 180);
+  if (typeof lon === "object") return problem(lon.status, lon.detail);
+  const time = timeParameter(request.query("time"));
+  if (time && "kind" in time) return problem(time.status, time.detail);
+  const reftimes = request.query("reftime");
+  const run = selectRun(context.current(), reftimes, context.base);
+  if (run === undefined) {
+    return { status: 204, headers: { "cache-control": `public, max-age=${CACHE_SECONDS.latest}`, expires: context.representations.expiresIn(CACHE_SECONDS.latest), ...CORS_HEADERS }, body: undefined };
+  }
+  if ("kind" in run) return problem(run.status, run.detail);
+
+  const cacheSeconds = reftimes ? CACHE_SECONDS.pinned : CACHE_SECONDS.latest;
+  const modifiedMs = parseInstant(run.modified)!;
+  const etag = `"${createHash("sha256").update(`${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`).digest("base64url").slice(0, 27)}"`;
+  const headers: Record<string, string> = {
+    etag,
+    "last-modified": formatHttpDate(modifiedMs),
+    "cache-control": `public, max-age=${cacheSeconds}`,
+    expires: context.representations.expiresIn(cacheSeconds),
+    ...CORS_HEADERS,
+  };
+  const notModified =
+    request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
+  if (notModified) return { status: 304, headers, body: undefined };
+
+  const finish = (grids: readonly ServedGrid[]): Reply => {
+    const answer = answerPoint(run.reftime, grids, lat, lon, time);
+    if (typeof answer === "object") return problem(answer.status, answer.detail);
+    return { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8" }, body: answer };
+  };
+  const list = context.runArtefacts(run);
+  if (list instanceof Promise) return list.then((l) => context.grids.gridsOf(l)).then(finish);
+  const grids = context.grids.gridsOf(list);
+  return grids instanceof Promise ? grids.then(finish) : finish(grids);
+}
