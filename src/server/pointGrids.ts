@@ -7,7 +7,8 @@
 import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
 import type { RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
-import { cellOf, smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
+import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
+import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
@@ -71,8 +72,7 @@ export class ServedGrid {
       this.#jsonParts = {
         stepHeads: header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`),
         seriesHeads: header.bands.map((band) => {
-          const name = `FL${String(band.lowerFl).padStart(3, "0")}-${String(band.upperFl).padStart(3, "0")}`;
-          return `{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${name}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`;
+          return `{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`;
         }),
         classTails: ["none", ...this.classes.map((c) => c.id)].map((id) => `,"class":${JSON.stringify(id)}}`),
       };
@@ -85,10 +85,6 @@ export class ServedGrid {
     let index = 0;
     for (const lowest of this.#classCodes) if (code >= lowest) index++;
     return index;
-  }
-
-  cellOf(lon: number, lat: number): Cell | undefined {
-    return cellOf(this.header.geometry, lon, lat);
   }
 
   /** The cell holding a place and the centres its value is taken over (src/geo/gridCells.ts), or undefined outside. */

@@ -4,7 +4,6 @@
  * data (the route turns it into a response). The value of a place is the highest of the cell centres around
  * it (its own cell's at a centre): never less than the model's value for its cell, nor than the ash areas drawn there.
  */
-import { classOf } from "../contract/ashClasses.ts";
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { INSTANT_FORM, normaliseInstant, parseInstant } from "../time/instant.ts";
 import type { ServedGrid } from "./pointGrids.ts";
@@ -40,13 +39,6 @@ export function timeParameter(values: readonly string[] | undefined): { iso: str
 
 /** `FL200-350`, as aviation writes a band. */
 export const bandName = (lower: number, upper: number): string => `FL${String(lower).padStart(3, "0")}-${String(upper).padStart(3, "0")}`;
-
-/** A step's value and class from its code. */
-export function stepValue(code: number, grid: ServedGrid): { value: number | null; class: string } {
-  if (code === MISSING_CODE) return { value: null, class: "missing" };
-  const value = decodeConcentration(code);
-  return { value, class: classOf(value, grid.classes)?.id ?? "none" };
-}
 
 /** A code's value as JSON text, made once per code (formatting numbers cost more than the rest of an answer). */
 const VALUE_TEXT: Array<string | undefined> = [];

@@ -5,18 +5,18 @@ import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { CODE_RATIO, decodeConcentration, encodeConcentration, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../../src/geo/flightLevel.ts";
 import { arcBetween, interpolateArc } from "../../src/geo/greatCircle.ts";
-import { axisCell, axisPosition, cellOf, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
+import { axisPosition, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
 import { rotatedToGeographic } from "../../src/model/gridMapping.ts";
 
-describe("axisCell: the nearest centre, half a cell beyond the ends", () => {
+describe("axisPosition: the fractional index, half a cell beyond the ends", () => {
   const axis = [10, 10.5, 11, 11.5];
   it.each([
-    [10, 0], [10.24, 0], [10.25, 1], [11.49, 3], [11.75, 3], [9.75, 0], [9.74, -1], [11.76, -1], [Number.NaN, -1],
-  ])("%d → %i", (v, cell) => expect(axisCell(axis, v)).toBe(cell));
+    [10, 0], [10.25, 0.5], [11.5, 3], [11.75, 3.5], [9.75, -0.5], [9.74, undefined], [11.76, undefined], [Number.NaN, undefined],
+  ])("%d → %s", (v, position) => expect(axisPosition(axis, v)).toBe(position));
   it("a decreasing axis (latitudes north to south) too", () => {
-    expect(axisCell([60, 59.5, 59], 59.6)).toBe(1);
-    expect(axisCell([60, 59.5, 59], 60.2)).toBe(0);
-    expect(axisCell([60, 59.5, 59], 58.7)).toBe(-1);
+    expect(axisPosition([60, 59.5, 59], 59.75)).toBe(0.5);
+    expect(axisPosition([60, 59.5, 59], 60.25)).toBe(-0.5);
+    expect(axisPosition([60, 59.5, 59], 58.7)).toBeUndefined();
   });
 });
 
@@ -39,7 +39,8 @@ describe("supportOf: the centres a place's value is the highest of", () => {
   });
 });
 
-describe("cellOf", () => {
+describe("the cell of a place", () => {
+  const cellOf = (geometry: GridGeometry, lon: number, lat: number) => supportOf(geometry, lon, lat)?.cell;
   const dateline: GridGeometry = { kind: "regular", x: [178, 179, 180, 181, 182], y: [-1, 0, 1] };
   it("across the antimeridian: -179 is the column centred at 181", () => {
     expect(cellOf(dateline, -179, 0)).toEqual({ x: 3, y: 1 });
