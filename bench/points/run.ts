@@ -226,12 +226,20 @@ function flight(vertices: number, timed: boolean): unknown {
   return { type: "Feature", geometry: { type: "LineString", coordinates }, properties: timed ? { coordTimes } : {} };
 }
 
-/** The longest route the bounds allow: back and forth across the domain until just under MAX_ROUTE_SAMPLES samples at FL300. */
-function longest(timed: boolean): unknown {
+/**
+ * Routes at the bounds: 10,000 vertices (the most allowed) over the plume around Iceland, in hops of about
+ * `hopDeg` of longitude, at FL300 over the 72 h; shortened below until their samples fit under MAX_ROUTE_SAMPLES.
+ */
+function atTheBounds(timed: boolean, hopDeg: number): unknown {
   const coordinates: number[][] = [];
-  for (let i = 0; i < 10_000; i++) coordinates.push([i % 2 ? 30 : -40, 40 + ((i * 7) % 30), 9144]);
+  const perRow = Math.max(2, Math.round(20 / hopDeg));
+  for (let i = 0; i < 10_000; i++) {
+    const row = Math.floor(i / perRow);
+    const k = i % perRow;
+    coordinates.push([-30 + (row % 2 ? perRow - 1 - k : k) * hopDeg, 60 + (row % 20) * 0.4, 9144]);
+  }
   const start = Date.parse(FULL.reftime);
-  const coordTimes = coordinates.map((_, i) => new Date(start + (i / coordinates.length) * 72 * 3_600_000).toISOString());
+  const coordTimes = coordinates.map((_, i) => new Date(start + (i / coordinates.length) * 71 * 3_600_000).toISOString());
   return { type: "Feature", geometry: { type: "LineString", coordinates }, properties: timed ? { coordTimes } : {} };
 }
 
@@ -261,21 +269,20 @@ async function routes(distDir: string, url: string): Promise<RouteResult> {
   if ("kind" in cold.answer) throw new Error(cold.answer.detail);
   const warm = Array.from({ length: 50 }, () => once().ms);
   const worst: RouteResult["worst"] = [];
-  for (const timedRoute of [true, false]) {
-    // The bounds: as many vertices as allowed, shortened until the samples just fit under MAX_ROUTE_SAMPLES.
-    let feature = longest(timedRoute) as { geometry: { coordinates: number[][] }; properties: { coordTimes?: string[] } };
-    for (let n = feature.geometry.coordinates.length; ; n = Math.floor(n * 0.9)) {
-      const cut = { ...feature, geometry: { type: "LineString", coordinates: feature.geometry.coordinates.slice(0, n) }, properties: timedRoute ? { coordTimes: feature.properties.coordTimes!.slice(0, n) } : {} };
+  for (const [timedRoute, hop] of [[true, 0.06], [false, 0.06], [true, 20], [false, 20]] as const) {
+    // As many vertices as allowed, fewer until the samples fit under MAX_ROUTE_SAMPLES.
+    const feature = atTheBounds(timedRoute, hop) as { geometry: { coordinates: number[][] }; properties: { coordTimes?: string[] } };
+    for (let n = feature.geometry.coordinates.length; n >= 2; n = Math.floor(n * 0.95)) {
+      const cut = { type: "Feature", geometry: { type: "LineString", coordinates: feature.geometry.coordinates.slice(0, n) }, properties: timedRoute ? { coordTimes: feature.properties.coordTimes!.slice(0, n) } : {} };
       const input = parseRoute(cut);
       if ("kind" in input) throw new Error(input.detail);
       const t0 = performance.now();
       const answer = answerRoute(FULL.reftime, grids, input);
       const ms = performance.now() - t0;
       if (!("kind" in answer)) {
-        worst.push({ what: `${n} vertices, ${timedRoute ? "with" : "without"} coordTimes`, ms, samples: answer.models[0]!.samples });
+        worst.push({ what: `${n} vertices in hops of ${hop}° of longitude, ${timedRoute ? "with" : "without"} coordTimes`, ms, samples: answer.models[0]!.samples });
         break;
       }
-      feature = cut as typeof feature;
     }
   }
   const body = JSON.stringify(flight(500, true));

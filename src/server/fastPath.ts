@@ -111,7 +111,7 @@ export function createFastPath(options: {
       reply.catch(() => {}); // the app asks again and answers any failure
       return false;
     }
-    const headers = reply.body === undefined ? reply.headers : { ...reply.headers, "content-length": String(Buffer.byteLength(reply.body)) };
+    const headers = reply.body === undefined || "content-length" in reply.headers ? reply.headers : { ...reply.headers, "content-length": String(Buffer.byteLength(reply.body)) };
     res.writeHead(reply.status, headers);
     res.end(method === "HEAD" ? undefined : reply.body);
     answered++;

@@ -220,7 +220,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
             "404": problem("No run for this reftime"),
             "413": problem("The body is over 1 MiB, or the LineString has more than 10,000 positions"),
             "415": problem("The body is not application/geo+json (or application/json)"),
-            "422": problem("Not a Feature with a LineString of [lon, lat, altitude_m], coordTimes not one instant per position in order, the route needs more than 200,000 samples, or the run has no model output"),
+            "422": problem("Not a Feature with a LineString of [lon, lat, altitude_m], coordTimes not one instant per position in order, the route needs more than 50,000 samples at half a grid cell, or the run has no model output"),
           },
         },
       },

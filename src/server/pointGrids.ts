@@ -6,7 +6,7 @@
  */
 import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
-import type { RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import type { PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
 import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
@@ -22,6 +22,13 @@ let gridIds = 0;
 /** Block indices per grid stay below this (3 bands × 1 M blocks): key = grid id × this + index. */
 const KEYS_PER_GRID = 2 ** 22;
 
+/** Run directories whose grid files the store remembers (cleared when full). */
+const MAX_RUNS_REMEMBERED = 10_000;
+/** /point answers the store keeps. */
+const MAX_ANSWERS = 512;
+/** Series texts a grid keeps (src/server/pointQuery.ts). */
+const MAX_SERIES_TEXTS = 256;
+
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
 
@@ -34,19 +41,22 @@ export class ServedGrid {
   readonly endMs: number;
   readonly file: string;
   readonly #opened: OpenedPointGrid;
+  readonly #fileBytes: number;
   readonly #blocks: BlockCache;
   readonly #blocksX: number;
   readonly #perBand: number;
   readonly #keyBase: number;
   /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
   #jsonParts: { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } | undefined;
+  readonly #seriesTexts = new Map<number, string>();
   /** Per class, the lowest code that reads at or above its lower bound. */
   readonly #classCodes: number[];
   #lastIndex = -1;
   #lastCodes: Uint16Array | undefined;
 
-  constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache) {
+  constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache, fileBytes = opened.data.length) {
     this.#opened = opened;
+    this.#fileBytes = fileBytes;
     this.header = opened.header;
     this.file = file;
     this.#blocks = blocks;
@@ -61,8 +71,9 @@ export class ServedGrid {
     this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
   }
 
+  /** What holding the grid costs, counted against the store's bound: its file, its block table, and its objects (about 4 KB). */
   get bytes(): number {
-    return this.#opened.data.length;
+    return this.#fileBytes + this.#opened.offsets.byteLength + 4096;
   }
 
   /** JSON text the point answer is assembled from, made once per grid: `{"time":"…","value":` per step, the head of each band's series. */
@@ -78,6 +89,20 @@ export class ServedGrid {
       };
     }
     return this.#jsonParts;
+  }
+
+  /**
+   * Series JSON text answered lately from this grid, by band and place (a dispatcher's airport asked for again
+   * costs a look-up), and per band the text of a series without ash (most of a domain, most of the time).
+   */
+  seriesText(key: number): string | undefined {
+    return this.#seriesTexts.get(key);
+  }
+
+  rememberSeriesText(key: number, text: string): void {
+    // Cleared when full: cheaper than ordering entries per request, and 256 × 3 KB stays small beside the grid.
+    if (this.#seriesTexts.size >= MAX_SERIES_TEXTS) this.#seriesTexts.clear();
+    this.#seriesTexts.set(key, text);
   }
 
   /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
@@ -210,15 +235,26 @@ export interface PointGridStoreOptions {
 }
 
 /** The grids of the runs queried, loaded when first asked for and dropped least recently used first. */
+/** A run's grid artefacts, in key order. */
+function gridBodies(list: RunArtefacts): StoredBody[] {
+  const prefix = `runs/${list.reftime}/grids/`;
+  return Object.keys(list.artefacts)
+    .filter((key) => key.startsWith(prefix))
+    .sort()
+    .map((key) => list.artefacts[key]!.identity);
+}
+
 export class PointGridStore {
   readonly #read: (stored: StoredBody) => Promise<Buffer>;
   readonly #grids = new Map<string, ServedGrid>();
   readonly #loading = new Map<string, Promise<ServedGrid>>();
+  /** The same place asked for again is sent without a look-up (an airport, a volcano). */
+  readonly #answers = new Map<string, Buffer>();
   readonly #blocks: BlockCache;
   readonly #maxGridBytes: number;
   #gridBytes = 0;
-  /** Grid artefact keys per run list (run lists are immutable and shared by releases). */
-  readonly #keys = new WeakMap<RunArtefacts, string[]>();
+  /** The grids' stored bodies by run directory (immutable, named by input hash, shared by releases). */
+  readonly #runGrids = new Map<string, StoredBody[]>();
 
   constructor(options: PointGridStoreOptions) {
     const maxGridBytes = options.maxGridBytes ?? DEFAULT_GRID_BYTES;
@@ -230,19 +266,46 @@ export class PointGridStore {
 
   /** The grids of a run (none for a run without model output), in artefact-key order. */
   gridsOf(list: RunArtefacts): ServedGrid[] | Promise<ServedGrid[]> {
-    let keys = this.#keys.get(list);
-    if (keys === undefined) {
-      const prefix = `runs/${list.reftime}/grids/`;
-      keys = Object.keys(list.artefacts).filter((key) => key.startsWith(prefix)).sort();
-      this.#keys.set(list, keys);
-    }
+    return this.#gridsAt(gridBodies(list));
+  }
+
+  /**
+   * The grids of a published run, its artefact list read only the first time: the grids' files are kept by
+   * run directory (a few dozen bytes each), so queries spread over 1,000 runs do not read and parse their
+   * lists again and again when the server's list cache (256 runs) cannot hold them all.
+   */
+  gridsOfRun(run: PublishedRun, list: (run: PublishedRun) => RunArtefacts | Promise<RunArtefacts>): ServedGrid[] | Promise<ServedGrid[]> {
+    const known = this.#runGrids.get(run.dir);
+    if (known !== undefined) return this.#gridsAt(known);
+    const remember = (artefacts: RunArtefacts) => {
+      const bodies = gridBodies(artefacts);
+      if (this.#runGrids.size >= MAX_RUNS_REMEMBERED) this.#runGrids.clear();
+      this.#runGrids.set(run.dir, bodies);
+      return this.#gridsAt(bodies);
+    };
+    const read = list(run);
+    return read instanceof Promise ? read.then(remember) : remember(read);
+  }
+
+  #gridsAt(bodies: readonly StoredBody[]): ServedGrid[] | Promise<ServedGrid[]> {
     const grids: ServedGrid[] = [];
-    for (const key of keys) {
-      const grid = this.#cached(list.artefacts[key]!.identity.file);
-      if (grid === undefined) return Promise.all(keys.map((k) => this.#load(list.artefacts[k]!.identity)));
+    for (const stored of bodies) {
+      const grid = this.#cached(stored.file);
+      if (grid === undefined) return Promise.all(bodies.map((body) => this.#load(body)));
       grids.push(grid);
     }
     return grids;
+  }
+
+  /** A /point answer given lately, by its ETag (which names the run's content and the query). */
+  answer(etag: string): Buffer | undefined {
+    return this.#answers.get(etag);
+  }
+
+  rememberAnswer(etag: string, body: Buffer): void {
+    // At most MAX_ANSWERS (up to 21 KB each for 3 bands × 72 steps: 11 MB), cleared when full.
+    if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
+    this.#answers.set(etag, body);
   }
 
   /** Bytes of grid artefacts and of inflated blocks held now. */
@@ -266,7 +329,7 @@ export class PointGridStore {
     if (loading === undefined) {
       loading = this.#read(stored)
         .then((bytes) => {
-          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, this.#blocks);
+          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, this.#blocks, bytes.length);
           this.#remember(grid);
           return grid;
         })

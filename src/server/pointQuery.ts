@@ -46,6 +46,20 @@ function valueText(code: number): string {
   return (VALUE_TEXT[code] ??= code === MISSING_CODE ? "null" : String(decodeConcentration(code)));
 }
 
+/** The steps of a series as JSON text (without the brackets), from the grid's memory when it has them. */
+function allSteps(grid: ServedGrid, band: number, placeKey: number, codes: Uint16Array, stepText: (t: number) => string): string {
+  let any = 0;
+  for (let t = 0; t < codes.length; t++) any |= codes[t]!;
+  const key = any === 0 ? -1 - band : placeKey * 8 + band;
+  let text = grid.seriesText(key);
+  if (text === undefined) {
+    text = "";
+    for (let t = 0; t < codes.length; t++) text += (t ? "," : "") + stepText(t);
+    grid.rememberSeriesText(key, text);
+  }
+  return text;
+}
+
 /**
  * The answer as JSON text (PointAnswer of src/contract/queries.ts), written piece by piece from text each
  * grid made once: an answer of 3 bands × 72 steps is 216 step objects, and building and stringifying
@@ -74,7 +88,7 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
         const code = codes[t]!;
         return stepHeads[t]! + valueText(code) + (code === MISSING_CODE ? ',"class":"missing"}' : classTails[grid.classIndexOf(code)]!);
       };
-      if (!time) for (let t = 0; t < codes.length; t++) text += (t ? "," : "") + stepText(t);
+      if (!time) text += allSteps(grid, b, place.key, codes, stepText);
       else if (step !== -1) text += stepText(step);
       series.push(`${text}]}`);
     }

@@ -21,7 +21,7 @@ export interface Reply {
   status: number;
   headers: Record<string, string>;
   /** Undefined for 204 and 304. */
-  body: string | undefined;
+  body: Buffer | string | undefined;
 }
 
 export interface PointContext {
@@ -73,13 +73,16 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
     request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
   if (notModified) return { status: 304, headers, body: undefined };
 
+  const ok = (body: Buffer): Reply => ({ status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(body.length) }, body });
+  const known = context.grids.answer(etag);
+  if (known !== undefined) return ok(known);
   const finish = (grids: readonly ServedGrid[]): Reply => {
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
     if (typeof answer === "object") return problem(answer.status, answer.detail);
-    return { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8" }, body: answer };
+    const body = Buffer.from(answer, "utf8");
+    context.grids.rememberAnswer(etag, body);
+    return ok(body);
   };
-  const list = context.runArtefacts(run);
-  if (list instanceof Promise) return list.then((l) => context.grids.gridsOf(l)).then(finish);
-  const grids = context.grids.gridsOf(list);
+  const grids = context.grids.gridsOfRun(run, context.runArtefacts);
   return grids instanceof Promise ? grids.then(finish) : finish(grids);
 }

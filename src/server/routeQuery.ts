@@ -21,8 +21,11 @@ import type { ServedGrid } from "./pointGrids.ts";
 import { bandName, type QueryProblem } from "./pointQuery.ts";
 import type { RouteInput } from "./routeInput.ts";
 
-/** 200,000 samples: 1,000,000 km at 5 km, far beyond any flight; about 60 ms of work at worst (docs/benchmarks.md). */
-export const MAX_ROUTE_SAMPLES = 200_000;
+/**
+ * 50,000 samples: 100,000 km at the 2 km a 0.1° grid needs at 60°N, far beyond any flight, and a few hundred
+ * ms of work at worst (docs/benchmarks.md, "Point and route queries"); a transatlantic route takes 2,000-5,000.
+ */
+export const MAX_ROUTE_SAMPLES = 50_000;
 
 /** A grid cell met in one band, and where along the route it was first met. */
 interface Pair {

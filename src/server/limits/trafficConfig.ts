@@ -64,8 +64,8 @@ export interface TrafficSettings {
  * a run's images at once), sign-in slower (the per-account backoff is behind it), operators in between.
  */
 export const DEFAULT_TRAFFIC: TrafficSettings = Object.freeze({
-  // route: POST /route costs up to ~100× a data request at its bounds (docs/benchmarks.md, "Point and route queries").
-  limits: { data: { ratePerSecond: 20, burst: 100 }, token: { ratePerSecond: 1, burst: 10 }, operator: { ratePerSecond: 5, burst: 50 }, route: { ratePerSecond: 2, burst: 10 } },
+  // route: at its bounds a POST /route costs thousands of data requests (docs/benchmarks.md, "Point and route queries").
+  limits: { data: { ratePerSecond: 20, burst: 100 }, token: { ratePerSecond: 1, burst: 10 }, operator: { ratePerSecond: 5, burst: 50 }, route: { ratePerSecond: 1, burst: 5 } },
   maxTrackedClients: 100_000,
   genericUserAgents: [],
   trustedProxies: [],

@@ -56,8 +56,7 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
     const run = selectRun(source.current, c.req.queries("reftime"), base);
     if (run === undefined) return respond.noContent();
     if ("kind" in run) return refuse(run);
-    const list = await source.runArtefacts(run);
-    const answer = answerRoute(run.reftime, await grids.gridsOf(list), parsed);
+    const answer = answerRoute(run.reftime, await grids.gridsOfRun(run, (r) => source.runArtefacts(r)), parsed);
     if ("kind" in answer) return refuse(answer);
     // A POST answer: not reusable by caches (RFC 9110 §9.3.3 allows it only with explicit freshness; none is given).
     return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", ...CORS_HEADERS } });
