@@ -5,7 +5,7 @@
  * without ever opening a NetCDF file.
  */
 import { createHash } from "node:crypto";
-import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, type PointGridBand, type PointGridHeader } from "../contract/pointGrid.ts";
+import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, pointGridKey, type PointGridBand, type PointGridHeader } from "../contract/pointGrid.ts";
 import type { GridGeometry } from "../geo/gridCells.ts";
 import { encodeConcentration } from "../formats/concentrationCodes.ts";
 import type { FlightLevelBand, ModelGrid } from "../model/types.ts";
@@ -24,9 +24,6 @@ export interface RecordedPointGrid {
 }
 
 export const POINT_GRID_CONTENT_TYPE = "application/vnd.ashcast.point-grid";
-export const pointGridKey = (reftime: string, fileSlug: string): string => `runs/${reftime}/grids/${fileSlug}`;
-/** Artefact keys of a run's grids start with this (the server finds a run's grids by it). */
-export const pointGridKeyPrefix = (reftime: string): string => `runs/${reftime}/grids/`;
 
 /**
  * Collects one band at a time: the codes of every step of the band (2 bytes per cell and step, 58 MB for

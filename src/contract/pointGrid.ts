@@ -21,6 +21,9 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { GridGeometry } from "../geo/gridCells.ts";
 
 export const POINT_GRID_MAGIC = "ASHGRID1";
+/** Artefact key of a run's grid: `runs/<reftime>/grids/<file slug>` (the server finds a run's grids by the prefix). */
+export const pointGridKey = (reftime: string, fileSlug: string): string => `runs/${reftime}/grids/${fileSlug}`;
+export const pointGridKeyPrefix = (reftime: string): string => `runs/${reftime}/grids/`;
 export const POINT_GRID_FORMAT = 1;
 /** Cells per block side: 8 × 8 cells × 72 steps is 9 KiB inflated, about 20 µs to inflate. */
 export const BLOCK = 8;

@@ -6,7 +6,7 @@
  */
 import { Hono, type Context } from "hono";
 import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
-import type { PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import type { CheckResult } from "../build/check.ts";
 import type { JobBoard } from "../operator/jobs.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
@@ -37,6 +37,8 @@ export interface ReleaseView {
   runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts>;
   /** A stored body read whole and not kept in the body cache (point-query grids have their own bound). */
   readWhole(stored: StoredBody): Promise<Buffer>;
+  /** The artefacts of a run whose keys start with `prefix`, read and not kept (the point-query grids keep what they need). */
+  readRunArtefacts(run: PublishedRun, prefix: string): Promise<Record<string, Artefact>>;
 }
 
 export interface AppOptions {

@@ -6,7 +6,8 @@
  */
 import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
-import type { PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
+import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
 import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
@@ -24,10 +25,13 @@ const KEYS_PER_GRID = 2 ** 22;
 
 /** Run directories whose grid files the store remembers (cleared when full). */
 const MAX_RUNS_REMEMBERED = 10_000;
-/** /point answers the store keeps. */
-const MAX_ANSWERS = 512;
-/** Series texts a grid keeps (src/server/pointQuery.ts). */
-const MAX_SERIES_TEXTS = 256;
+/**
+ * /point answers the store keeps, and series texts each grid keeps (src/server/pointQuery.ts): few, because under
+ * queries at random places every entry is garbage soon, and entries that outlive two young-generation collections
+ * are promoted: with 512 answers the heap grew by 150 MB in 20 s of random queries.
+ */
+const MAX_ANSWERS = 32;
+const MAX_SERIES_TEXTS = 8;
 
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
@@ -49,6 +53,7 @@ export class ServedGrid {
   /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
   #jsonParts: { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } | undefined;
   readonly #seriesTexts = new Map<number, string>();
+  readonly #noAshTexts: string[] = [];
   /** Per class, the lowest code that reads at or above its lower bound. */
   readonly #classCodes: number[];
   #lastIndex = -1;
@@ -96,11 +101,15 @@ export class ServedGrid {
    * costs a look-up), and per band the text of a series without ash (most of a domain, most of the time).
    */
   seriesText(key: number): string | undefined {
-    return this.#seriesTexts.get(key);
+    return key < 0 ? this.#noAshTexts[-1 - key] : this.#seriesTexts.get(key);
   }
 
+  /** Negative keys (-1 - band) are the series without ash, kept for good; others are few and cleared when full. */
   rememberSeriesText(key: number, text: string): void {
-    // Cleared when full: cheaper than ordering entries per request, and 256 × 3 KB stays small beside the grid.
+    if (key < 0) {
+      this.#noAshTexts[-1 - key] = text;
+      return;
+    }
     if (this.#seriesTexts.size >= MAX_SERIES_TEXTS) this.#seriesTexts.clear();
     this.#seriesTexts.set(key, text);
   }
@@ -237,7 +246,7 @@ export interface PointGridStoreOptions {
 /** The grids of the runs queried, loaded when first asked for and dropped least recently used first. */
 /** A run's grid artefacts, in key order. */
 function gridBodies(list: RunArtefacts): StoredBody[] {
-  const prefix = `runs/${list.reftime}/grids/`;
+  const prefix = pointGridKeyPrefix(list.reftime);
   return Object.keys(list.artefacts)
     .filter((key) => key.startsWith(prefix))
     .sort()
@@ -270,21 +279,21 @@ export class PointGridStore {
   }
 
   /**
-   * The grids of a published run, its artefact list read only the first time: the grids' files are kept by
-   * run directory (a few dozen bytes each), so queries spread over 1,000 runs do not read and parse their
-   * lists again and again when the server's list cache (256 runs) cannot hold them all.
+   * The grids of a published run, its artefacts looked up only the first time: the grids' files are kept by
+   * run directory (a few dozen bytes each), so queries spread over 1,000 runs do not read their lists again and
+   * again. `read` gives the run's artefacts whose keys start with a prefix.
    */
-  gridsOfRun(run: PublishedRun, list: (run: PublishedRun) => RunArtefacts | Promise<RunArtefacts>): ServedGrid[] | Promise<ServedGrid[]> {
+  gridsOfRun(run: PublishedRun, read: (run: PublishedRun, prefix: string) => Record<string, Artefact> | Promise<Record<string, Artefact>>): ServedGrid[] | Promise<ServedGrid[]> {
     const known = this.#runGrids.get(run.dir);
     if (known !== undefined) return this.#gridsAt(known);
-    const remember = (artefacts: RunArtefacts) => {
-      const bodies = gridBodies(artefacts);
+    const remember = (artefacts: Record<string, Artefact>) => {
+      const bodies = Object.keys(artefacts).sort().map((key) => artefacts[key]!.identity);
       if (this.#runGrids.size >= MAX_RUNS_REMEMBERED) this.#runGrids.clear();
       this.#runGrids.set(run.dir, bodies);
       return this.#gridsAt(bodies);
     };
-    const read = list(run);
-    return read instanceof Promise ? read.then(remember) : remember(read);
+    const artefacts = read(run, pointGridKeyPrefix(run.reftime));
+    return artefacts instanceof Promise ? artefacts.then(remember) : remember(artefacts);
   }
 
   #gridsAt(bodies: readonly StoredBody[]): ServedGrid[] | Promise<ServedGrid[]> {
@@ -303,7 +312,7 @@ export class PointGridStore {
   }
 
   rememberAnswer(etag: string, body: Buffer): void {
-    // At most MAX_ANSWERS (up to 21 KB each for 3 bands × 72 steps: 11 MB), cleared when full.
+    // At most MAX_ANSWERS (up to 21 KB each for 3 bands × 72 steps), cleared when full.
     if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
     this.#answers.set(etag, body);
   }

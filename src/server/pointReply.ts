@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
-import type { PublishedRun, RunArtefacts } from "../contract/releaseIndex.ts";
+import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
@@ -27,7 +27,8 @@ export interface Reply {
 export interface PointContext {
   base: string;
   current(): ServedRelease | undefined;
-  runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts>;
+  /** The artefacts of a run whose keys start with a prefix (ReleaseSource.readRunArtefacts). */
+  runArtefacts(run: PublishedRun, prefix: string): Record<string, Artefact> | Promise<Record<string, Artefact>>;
   grids: PointGridStore;
   representations: Representations;
 }

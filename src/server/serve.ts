@@ -149,7 +149,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         }
       : {}),
   });
-  const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet, point: { base, current: () => source.current, runArtefacts: (run) => source.runArtefacts(run), grids: pointGrids, representations } });
+  const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet, point: { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids: pointGrids, representations } });
   // Opened last before listening: the Redis client and the block list's timer are closed again if listening fails.
   const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
   const answerWithApp = getRequestListener(app.fetch);

@@ -33,7 +33,7 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   const { source, respond, representations, grids } = options;
   if (!(grids instanceof PointGridStore)) throw new Error("queryRoutes: grids must be a PointGridStore");
 
-  const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run) => source.runArtefacts(run), grids, representations };
+  const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids, representations };
 
   async function point(c: Context): Promise<Response> {
     const reply = await pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
@@ -56,7 +56,7 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
     const run = selectRun(source.current, c.req.queries("reftime"), base);
     if (run === undefined) return respond.noContent();
     if ("kind" in run) return refuse(run);
-    const answer = answerRoute(run.reftime, await grids.gridsOfRun(run, (r) => source.runArtefacts(r)), parsed);
+    const answer = answerRoute(run.reftime, await grids.gridsOfRun(run, (r, prefix) => source.readRunArtefacts(r, prefix)), parsed);
     if ("kind" in answer) return refuse(answer);
     // A POST answer: not reusable by caches (RFC 9110 §9.3.3 allows it only with explicit freshness; none is given).
     return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", ...CORS_HEADERS } });
