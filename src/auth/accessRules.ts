@@ -172,6 +172,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = Object.freeze([
   get("/reftimes"),
   get("/resources"),
   get("/changelog"),
+  get("/point"),
+  { method: "POST", path: "/route", protected: false },
   get("/healthz"),
   get("/openapi.json"),
   get("/doc/*"),

@@ -37,6 +37,8 @@ export interface AssembledRun {
   modelLayers: ModelLayerOutput[];
   /** The model output the run's map is drawn from (the first file), when there is one. */
   mapSource?: ModelOutputAnalysis;
+  /** The model output files with a point-query grid, by file name. */
+  pointGrids?: Array<{ source: string; model: ModelOutputAnalysis }>;
 }
 
 export function assembleRun(folder: string, readings: InputReading[], issues: Issues, options: PipelineSettings): AssembledRun | undefined {
@@ -223,6 +225,7 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     kmlLayers: [...kmlLayers.values()],
     modelLayers: fromModels.layers,
     ...(models[0] ? { mapSource: models[0].model } : {}),
+    pointGrids: models.flatMap((m) => (m.model.pointGrid ? [{ source: m.file.name, model: m.model }] : [])),
   };
 }
 

@@ -9,6 +9,8 @@ import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, runJsonKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
 import { renderModelKml, renderModelMaps } from "./renderModelOutput.ts";
+import { renderPointGrids } from "./pointGrids.ts";
+import { renderAshGeoJson } from "./renderGeoJson.ts";
 
 export type RunRenderer = (run: AssembledRun) => ArtefactDraft[] | Promise<ArtefactDraft[]>;
 
@@ -35,7 +37,8 @@ export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps];
+// Issue 16, apart from the per-step drawing of renderModelOutput.ts: the point-query grids and the GeoJSON ash areas.
+export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids, renderAshGeoJson];
 
 export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
   return (await Promise.all(renderers.map((render) => render(run)))).flat();

@@ -38,6 +38,8 @@ export interface PublishedViewer {
 interface Inputs {
   html: string;
   kml: string;
+  /** Point and route queries (issue 16), between the KML reader and the viewer. */
+  queries: string;
   js: string;
   css: string;
   leafletJs: string;
@@ -48,16 +50,17 @@ interface Inputs {
 async function readInputs(): Promise<Inputs> {
   const template = (name: string) => readFile(path.join(TEMPLATE_DIR, name), "utf8");
   try {
-    const [html, kml, js, css, leafletJs, leafletCss, land] = await Promise.all([
+    const [html, kml, queries, js, css, leafletJs, leafletCss, land] = await Promise.all([
       template("index.html"),
       template("kml.js"),
+      template("queries.js"),
       template("viewer.js"),
       template("viewer.css"),
       readFile(require.resolve("leaflet/dist/leaflet.js"), "utf8"),
       readFile(require.resolve("leaflet/dist/leaflet.css"), "utf8"),
       readFile(require.resolve("world-atlas/land-50m.json")),
     ]);
-    return { html, kml, js, css, leafletJs, leafletCss, land };
+    return { html, kml, queries, js, css, leafletJs, leafletCss, land };
   } catch (error) {
     throw new UserError("the viewer's files cannot be read", { where: TEMPLATE_DIR, fix: "restore templates/viewer/ from the repository and run npm ci", cause: error });
   }
@@ -93,7 +96,7 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
 
 /** The four files: the page, one script (Leaflet, then our KML reader and viewer), one style sheet, the coastlines. */
 function viewerDrafts(inputs: Inputs): ArtefactDraft[] {
-  const js = Buffer.from(`${inputs.leafletJs}\n;\n${inputs.kml}\n${inputs.js}`);
+  const js = Buffer.from(`${inputs.leafletJs}\n;\n${inputs.kml}\n${inputs.queries}\n${inputs.js}`);
   const css = Buffer.from(`${inputs.leafletCss}\n${inputs.css}`);
   const coast = jsonBody(coastlines(inputs.land));
   const named = (stem: string, ext: string, body: Buffer) => `${stem}.${createHash("sha256").update(body).digest("hex").slice(0, 10)}.${ext}`;

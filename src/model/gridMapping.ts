@@ -84,6 +84,7 @@ export function regularGrid(lon: Coordinates, lat: Coordinates): ModelGrid {
     ny,
     kind: "regular",
     toLonLat,
+    geometry: { kind: "regular", x: Array.from(lonAxis), y: Array.from(latAxis) },
     domain: {
       north: Math.max(latAxis[0]!, latAxis[ny - 1]!),
       south: Math.min(latAxis[0]!, latAxis[ny - 1]!),

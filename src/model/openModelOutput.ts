@@ -19,6 +19,7 @@ import { open } from "node:fs/promises";
 import { InternalError, UserError } from "../errors.ts";
 import { formatInstant, normaliseInstant } from "../time/instant.ts";
 import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
+import type { GridGeometry } from "../geo/gridCells.ts";
 import { curvilinearGrid, isStrictlyMonotonic, regularGrid, rotatedToGeographic, unwrapAxis } from "./gridMapping.ts";
 import { MODEL_LIMITS } from "./limits.ts";
 import { openNetcdf3 } from "./netcdf3.ts";
@@ -296,6 +297,10 @@ async function readGrid(
   const onGrid = (variable: SourceVariable) => variable.dimensions.length === 2 && variable.dimensions[0] === yDimension && variable.dimensions[1] === xDimension;
   const gridMapping = gridMappingOf(source, field);
   const snapLike = gridMapping !== undefined || (yDimension === "y" && xDimension === "x");
+  const axis = (dimension: string) => {
+    const variable = source.variables.get(dimension);
+    return variable && variable.dimensions.length === 1 && variable.dimensions[0] === dimension && isNumericType(variable.type) ? variable : undefined;
+  };
 
   // SNAP: 2-D latitude and longitude on (y, x).
   const latitude2d = numeric.find((variable) => onGrid(variable) && isLatitude(variable));
@@ -306,14 +311,12 @@ async function readGrid(
     for (let k = 0; k < lat.length; k++) {
       if (Math.abs(lat[k]!) > 90) fail(`variable ${latitude2d.name} has ${lat[k]} at index ${k}, outside -90..90`, REPLACE_FIX);
     }
-    return { grid: curvilinearGrid(lon, lat, nx, ny), layout: "SNAP" };
+    const grid = curvilinearGrid(lon, lat, nx, ny);
+    const geometry = await rotatedGeometry(source, gridMapping, axis(yDimension), axis(xDimension), fail);
+    return { grid: geometry ? { ...grid, geometry } : grid, layout: "SNAP" };
   }
 
   // EEMEP: 1-D latitude over y and longitude over x.
-  const axis = (dimension: string) => {
-    const variable = source.variables.get(dimension);
-    return variable && variable.dimensions.length === 1 && variable.dimensions[0] === dimension && isNumericType(variable.type) ? variable : undefined;
-  };
   const yAxis = axis(yDimension);
   const xAxis = axis(xDimension);
   if (yAxis && xAxis && isLongitude(yAxis) && isLatitude(xAxis)) {
@@ -353,13 +356,31 @@ async function readGrid(
         lat[j * nx + i] = latitude;
       }
     }
-    return { grid: curvilinearGrid(lon, lat, nx, ny), layout: "SNAP" };
+    const grid = curvilinearGrid(lon, lat, nx, ny);
+    const geometry = await rotatedGeometry(source, gridMapping, yAxis, xAxis, fail);
+    return { grid: geometry ? { ...grid, geometry } : grid, layout: "SNAP" };
   }
 
   return fail(
     `cannot find where the grid of ${field.name} lies: no 1-D latitude/longitude over (${yDimension}, ${xDimension}) (EEMEP) nor 2-D latitude/longitude on (${yDimension}, ${xDimension}) (SNAP)`,
     "give the model output with its coordinate variables (lat and lon, or latitude and longitude)",
   );
+}
+
+/**
+ * A rotated-pole grid as the file defines it, for point queries: the pole and the 1-D rotated axes of the
+ * cell centres. Undefined for any other grid mapping, or without both axes.
+ */
+async function rotatedGeometry(source: NetcdfSource, gridMapping: SourceVariable | undefined, yAxis: SourceVariable | undefined, xAxis: SourceVariable | undefined, fail: Fail): Promise<GridGeometry | undefined> {
+  if (!gridMapping || !yAxis || !xAxis || textAttribute(gridMapping.attributes, "grid_mapping_name") !== "rotated_latitude_longitude") return undefined;
+  const poleLat = numberAttribute(gridMapping.attributes, "grid_north_pole_latitude")?.[0];
+  const poleLon = numberAttribute(gridMapping.attributes, "grid_north_pole_longitude")?.[0];
+  if (poleLat === undefined || poleLon === undefined) return undefined;
+  const y = await readCoordinates(source, yAxis, fail);
+  const x = unwrapAxis(await readCoordinates(source, xAxis, fail));
+  if (!isStrictlyMonotonic(y) || !isStrictlyMonotonic(x)) return undefined;
+  const northPoleGridLon = numberAttribute(gridMapping.attributes, "north_pole_grid_longitude")?.[0] ?? 0;
+  return { kind: "rotated", x: Array.from(x), y: Array.from(y), poleLat, poleLon, northPoleGridLon };
 }
 
 /** The grid-mapping variable: the field's `grid_mapping` attribute, else a variable `projection` with a grid_mapping_name. */

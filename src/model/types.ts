@@ -2,6 +2,7 @@
  * Model output as the pipeline sees it, whatever the file format (NetCDF-4/HDF5 or NetCDF-3) and
  * layout (EEMEP regular lat/lon, SNAP with a rotated-pole grid mapping).
  */
+import type { GridGeometry } from "../geo/gridCells.ts";
 import type { GridToLonLat } from "../geo/types.ts";
 
 /** The flight-level bands of Volcanic Ash Advisory Centres, and the model variable of each. */
@@ -27,6 +28,11 @@ export interface ModelGrid {
   domain: { north: number; south: number; east: number; west: number };
   /** Typical cell size in degrees of latitude (for simplification tolerances and drawing). */
   cellDegrees: number;
+  /**
+   * The axes of cell centres for point queries (regular lat/lon, or rotated pole with its 1-D rotated
+   * axes); absent for a curvilinear grid the file gives only as 2-D arrays.
+   */
+  geometry?: GridGeometry;
 }
 
 export interface ModelVariable {

@@ -6,7 +6,7 @@
  */
 import { Hono, type Context } from "hono";
 import { DEFAULT_ACCESS_RULES } from "../auth/accessRules.ts";
-import type { PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import type { CheckResult } from "../build/check.ts";
 import type { JobBoard } from "../operator/jobs.ts";
 import type { AuditLog } from "../operator/auditLog.ts";
@@ -19,6 +19,8 @@ import type { ServedRelease } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
 import { configRoutes } from "./routes/config.ts";
 import { dataRoutes } from "./routes/data.ts";
+import { queryRoutes } from "./routes/query.ts";
+import { PointGridStore } from "./pointGrids.ts";
 import { documentRoutes } from "./routes/documents.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { operatorRoutes } from "./routes/operator.ts";
@@ -34,6 +36,10 @@ export interface ReleaseView {
   readonly loadError: string | undefined;
   body(stored: StoredBody): Buffer | Promise<Buffer>;
   runArtefacts(run: PublishedRun): RunArtefacts | Promise<RunArtefacts>;
+  /** A stored body read whole and not kept in the body cache (point-query grids have their own bound). */
+  readWhole(stored: StoredBody): Promise<Buffer>;
+  /** The artefacts of a run whose keys start with `prefix`, read and not kept (the point-query grids keep what they need). */
+  readRunArtefacts(run: PublishedRun, prefix: string): Promise<Record<string, Artefact>>;
 }
 
 export interface AppOptions {
@@ -56,6 +62,8 @@ export interface AppOptions {
   /** POST /token and /login; without it every login fails as with an unknown user (no users configured). */
   tokenEndpoint?: (c: Context) => Promise<Response>;
   now?: () => number;
+  /** The point-query grids, loaded on demand under byte bounds; the default bounds when absent. */
+  pointGrids?: PointGridStore;
 }
 
 export interface OperatorOptions {
@@ -88,13 +96,15 @@ export function createApp(options: AppOptions): Hono {
   }
   const now = options.now ?? Date.now;
   const { source, operator } = options;
-  const respond = createResponder(source, options.representations ?? new Representations(now));
+  const representations = options.representations ?? new Representations(now);
+  const respond = createResponder(source, representations);
   const startedAt = formatInstant(now());
 
   const app = new Hono();
   // Before any route: a protected address is refused before it is even looked up.
   app.use("*", (options.accessControl ?? createAccessControl({ base, rules: DEFAULT_ACCESS_RULES, verifier: undefined })).middleware);
   app.route("/", dataRoutes(base, source, respond));
+  app.route("/", queryRoutes(base, { source, respond, representations, grids: options.pointGrids ?? new PointGridStore({ read: (stored) => source.readWhole(stored) }) }));
   app.route("/", documentRoutes(base, { source, respond, startedAt, now, termsOfService: options.termsOfService, openapi: options.openapi }));
   app.route("/", configRoutes(base, { respond, startedAt, removedVersions, effectiveConfig: options.effectiveConfig, operator }));
   app.route("/", viewerRoutes(base, source, respond));

@@ -11,6 +11,7 @@ import type { Artefact } from "../contract/releaseIndex.ts";
 import type { ReleaseSource } from "./releaseSource.ts";
 import type { Representations } from "./representation.ts";
 import type { CachePolicy } from "./cachePolicy.ts";
+import { pointReply, type PointContext } from "./pointReply.ts";
 import { locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
@@ -26,9 +27,12 @@ export function createFastPath(options: {
   representations: Representations;
   /** Whether the access rules make a GET of this path below the base public: only those are answered here. */
   publicGet: (pathBelowBase: string) => boolean;
+  /** GET /point, answered here when the run's grids are in memory (the same reply as the app's). */
+  point?: PointContext;
 }): FastPath {
   const { source, base, representations } = options;
   const { policies } = representations;
+  const pointPath = options.point && options.publicGet("/point") ? `${base}/point` : undefined;
   const routes = new Map<string, Route>([
     [`${base}/`, { kind: "model", format: "negotiate" }],
     [`${base}/.json`, { kind: "model", format: "json" }],
@@ -51,6 +55,7 @@ export function createFastPath(options: {
     const queryAt = url.indexOf("?");
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     const route = routes.get(path);
+    if (path === pointPath) return point(url.slice(queryAt + 1), method, req, res);
     if (route === undefined) return path.startsWith(viewerPrefix) && viewerFile(path.slice(viewerPrefix.length), method, req, res);
     let parameter: string | undefined;
     if (queryAt !== -1) {
@@ -93,6 +98,26 @@ export function createFastPath(options: {
     }
     if (artefact === undefined) return false;
     return answer(artefact, modified, policy, method, req, res);
+  }
+
+  /** GET /point when everything it needs is in memory; otherwise the app answers (and waits for the grids this started loading). */
+  function point(query: string, method: string, req: IncomingMessage, res: ServerResponse): boolean {
+    if (query.length > 300 || !options.point) return false;
+    const params = new URLSearchParams(query);
+    const reply = pointReply(options.point, {
+      query: (name) => (params.has(name) ? params.getAll(name) : undefined),
+      ifNoneMatch: req.headers["if-none-match"],
+      ifModifiedSince: req.headers["if-modified-since"],
+    });
+    if (reply instanceof Promise) {
+      reply.catch(() => {}); // the app asks again and answers any failure
+      return false;
+    }
+    const headers = reply.body === undefined || "content-length" in reply.headers ? reply.headers : { ...reply.headers, "content-length": String(Buffer.byteLength(reply.body)) };
+    res.writeHead(reply.status, headers);
+    res.end(method === "HEAD" ? undefined : reply.body);
+    answered++;
+    return true;
   }
 
   /** A file of the viewer (the query, the viewer's own state, plays no part); only plain names. */

@@ -7,6 +7,7 @@ import { AshModel, RefTimeModel } from "../contract/ashModel.ts";
 import { BuildReport } from "../contract/buildReport.ts";
 import { DatasetsBody } from "../contract/cachePurges.ts";
 import { Job } from "../contract/jobs.ts";
+import { PointAnswer, RouteAnswer, RouteRequest } from "../contract/queries.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import { RuntimeSettings } from "../operator/settings.ts";
 import { PRODUCT_PATH } from "./app.ts";
@@ -184,6 +185,46 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         "304": notModified,
         ...dataErrors,
       }, [{ name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } }]),
+      "/point": get(
+        "The ash concentration at a place: per model and flight-level band, every step of the run (or the step valid at `time`), with its class. The value is that of the model grid cell the place lies in",
+        "data",
+        {
+          "200": { description: "The value series", content: { [JSON_TYPE]: { schema: ref("PointAnswer") } } },
+          "204": noContent,
+          "304": notModified,
+          ...dataErrors,
+          "400": problem("lat or lon missing, malformed or out of range; time or reftime malformed; a parameter given twice"),
+          "422": problem("The place is outside the domain of every model of the run, time is outside its forecast, or the run has no model output"),
+        },
+        [
+          { name: "lat", in: "query", required: true, description: "Latitude, decimal degrees, -90..90", schema: { type: "string", pattern: "^[+-]?(\\d+(\\.\\d*)?|\\.\\d+)$" } },
+          { name: "lon", in: "query", required: true, description: "Longitude, decimal degrees, -180..180", schema: { type: "string", pattern: "^[+-]?(\\d+(\\.\\d*)?|\\.\\d+)$" } },
+          { name: "time", in: "query", required: false, description: "An instant (ISO 8601 with a zone): only the step valid then", schema: { type: "string", format: "date-time" } },
+          reftimeParameter,
+        ],
+      ),
+      "/route": {
+        post: {
+          summary:
+            "What a flight meets along its path: a GeoJSON LineString of [lon, lat, altitude_m] (altitude as pressure altitude), followed along great circles and sampled at most half a grid cell apart; with properties.coordTimes, the encounters (entry, exit, band, highest value, class); without, the highest value along the path per step",
+          tags: ["data"],
+          parameters: [reftimeParameter],
+          requestBody: {
+            required: true,
+            content: { "application/geo+json": { schema: ref("RouteRequest") }, "application/json": { schema: ref("RouteRequest") } },
+          },
+          responses: {
+            "200": { description: "Per model: samples, encounters or per-step values, and where nothing is known", content: { [JSON_TYPE]: { schema: ref("RouteAnswer") } } },
+            "204": noContent,
+            ...dataErrors,
+            "400": problem("The body is not JSON, or reftime is malformed"),
+            "404": problem("No run for this reftime"),
+            "413": problem("The body is over 1 MiB, or the LineString has more than 10,000 positions"),
+            "415": problem("The body is not application/geo+json (or application/json)"),
+            "422": problem("Not a Feature with a LineString of [lon, lat, altitude_m], coordTimes not one instant per position in order, the route needs more than 50,000 samples at half a grid cell, or the run has no model output"),
+          },
+        },
+      },
       "/changelog": get("RSS feed of runs published, updated and withdrawn", "metadata", {
         "200": { description: "RSS 2.0", content: { "application/rss+xml;charset=UTF-8": { schema: { type: "string" } } } },
         "204": noContent,
@@ -404,6 +445,9 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         InvalidUploadProblem: schemaOf(InvalidUploadProblem),
         RuntimeSettings: schemaOf(RuntimeSettings),
         Job: schemaOf(Job),
+        PointAnswer: schemaOf(PointAnswer),
+        RouteAnswer: schemaOf(RouteAnswer),
+        RouteRequest: schemaOf(RouteRequest),
         JobProblem: { allOf: [ref("Problem"), { type: "object", properties: { job: ref("Job") }, required: ["job"] }] },
       },
     },

@@ -10,6 +10,7 @@ import { createServer as createTlsServer } from "node:https";
 import { getRequestListener } from "@hono/node-server";
 import { createApp, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
+import { PointGridStore } from "./pointGrids.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
@@ -98,6 +99,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const redisUrl = options.traffic ? (options.redisUrl ?? env.REDIS_URL) || undefined : undefined;
   if (redisUrl !== undefined) checkRedisUrl(redisUrl);
   const representations = new Representations();
+  // One store of point-query grids for the app and the fast path, so a grid is loaded once.
+  const pointGrids = new PointGridStore({ read: (stored) => source.readWhole(stored) });
   const pipeline = options.operator?.pipeline ?? {};
   if (options.operator) {
     const swept = await sweepStaleUploads(path.resolve(options.operator.runsDir));
@@ -111,6 +114,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     termsOfService: await readFile(TERMS_OF_SERVICE),
     openapi: Buffer.from(JSON.stringify(openApiDocument(options.prefix ? { prefix: options.prefix } : {}))),
     representations,
+    pointGrids,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),
     accessControl,
     effectiveConfig: {
@@ -147,7 +151,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         }
       : {}),
   });
-  const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet });
+  const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet, point: { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids: pointGrids, representations } });
   // Opened last before listening: the Redis client and the block list's timer are closed again if listening fails.
   const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
   const answerWithApp = getRequestListener(app.fetch);

@@ -58,6 +58,13 @@
   /** Settles once the first ash is drawn, or the first run load ends without any. */
   const firstDrawing = new Promise((resolve) => (firstDrawn = () => resolve(undefined)));
 
+  // Point and route queries (queries.js) ask for the run, band and time shown.
+  const queries = ashQueries.attach(map, api, {
+    reftime: () => state.model?.meta.reftime,
+    band: () => state.choices[state.choice]?.label,
+    time: () => state.time,
+  });
+
   // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
   Object.assign(window, {
     ashcastViewer: {
@@ -132,6 +139,7 @@
     const step = choice?.steps[state.step];
     if (!choice || !step || !state.model) return;
     state.time = step.time;
+    queries.refresh();
     slider.value = String(state.step);
     slider.setAttribute("aria-valuetext", `${formatTime(step.time)}, ${state.step + 1} of ${choice.steps.length}`);
     timeLabel.textContent = `${formatTime(step.time)} (T+${hoursAfter(step.time, state.model.meta.reftime)} h) · ${state.step + 1}/${choice.steps.length}`;

@@ -17,10 +17,11 @@
  * Replay a failure with ASHCAST_FUZZ_SEED=<seed> (printed, and in fast-check's report);
  * ASHCAST_LONG_TESTS=1 sends twenty times as many requests.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
+import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/auth/passwords.ts";
 import { createTokenIssuer, TOKEN_AUDIENCE, TOKEN_ISSUER } from "../../src/auth/tokens.ts";
@@ -35,6 +36,8 @@ const TOKEN_KEY = Buffer.alloc(32, 9);
 const ENV = { AUTH_HASH_SALT: SECRET, ASHCAST_TOKEN_KEY: TOKEN_KEY.toString("base64url") };
 const BASE = "/volcanicashforecast/0.1";
 const REFTIMES = ["2026-01-10T06:00:00Z", "2026-01-11T06:00:00Z"];
+/** An older run with model output, for /point and /route answers other than 422. */
+const MODEL_REFTIME = "2026-01-09T00:00:00Z";
 const SEED = fuzzSeed();
 const REQUESTS = iterations(400);
 
@@ -63,12 +66,12 @@ interface FuzzRequest {
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const OPERATOR_PATHS = /^\/(datasets|jobs|upload|withdraw|config\/reset)(\/|$)/;
 
-/** Stated independently of src/auth: the operator addresses, POST /config, and every unsafe method but sign-in. */
+/** Stated independently of src/auth: the operator addresses, POST /config, and every unsafe method but sign-in and POST /route. */
 function isProtected(template: string | undefined, method: string): boolean {
   if (template !== undefined && OPERATOR_PATHS.test(template)) return true;
   if (template === "/config" && !SAFE_METHODS.has(method)) return true;
   if (SAFE_METHODS.has(method)) return false;
-  return !(method === "POST" && (template === "/token" || template === "/login"));
+  return !(method === "POST" && (template === "/token" || template === "/login" || template === "/route"));
 }
 
 function matchTemplate(doc: OpenApi, below: string): string | undefined {
@@ -217,6 +220,9 @@ function requests(doc: OpenApi, context: { tokens: Record<string, string>; resou
     fc.constantFrom(...context.resourceNames, "../index.json", "%2e%2e%2findex.json", "", "x".repeat(500), "volcanoes.json").map((v) => `name=${encodeURIComponent(v)}`),
     fc.constantFrom("folder=2026-01-12-hekla", "folder=../x", "folder=", "reftime", "name", "=", "&&", "a=%zz", "reftime=%", "x=%00", "name=%C0%AF"),
     fc.tuple(fc.stringMatching(/^[a-z]{1,8}$/), fc.string({ maxLength: 12 })).map(([k, v]) => `${k}=${encodeURIComponent(v)}`),
+    // GET /point's parameters, good and bad.
+    fc.tuple(fc.constantFrom("lat", "lon"), fc.oneof(fc.double({ min: -200, max: 200 }).map(String), fc.constantFrom("63.98", "-19.7", "", "1e3", "NaN", "Infinity", "90", "-180", "0x10", " 1"))).map(([k, v]) => `${k}=${encodeURIComponent(v)}`),
+    fc.constantFrom("time=2026-01-09T03:00:00Z", "time=garbage", "time=", "lat=63.98&lon=-19.7", `lat=63.98&lon=-19.7&reftime=${MODEL_REFTIME}`, `lat=63.98&lon=-19.7&reftime=${MODEL_REFTIME}&time=2026-01-09T03:00:00Z`, `reftime=${MODEL_REFTIME}`),
   );
   const query = fc.oneof({ weight: 3, arbitrary: fc.constant("") }, { weight: 2, arbitrary: fc.array(queryPair, { minLength: 1, maxLength: 3 }).map((pairs) => `?${pairs.join("&")}`) });
 
@@ -242,7 +248,7 @@ function requests(doc: OpenApi, context: { tokens: Record<string, string>; resou
       "if-none-match": fc.constantFrom("*", '"x"', 'W/"x"', "garbage", '"", W/""'),
       "if-modified-since": fc.constantFrom("Thu, 01 Jan 2099 00:00:00 GMT", "Thu, 01 Jan 1970 00:00:00 GMT", "garbage"),
       range: fc.constantFrom("bytes=0-10", "bytes=-5", "bytes=100000000-", "bytes=5-1", "lines=1-2", "bytes=0-1,3-4"),
-      "content-type": fc.constantFrom("application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "multipart/form-data", "application/zip", "text/plain", "application/json; charset=utf-16", "garbage"),
+      "content-type": fc.constantFrom("application/geo+json", "application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "multipart/form-data", "application/zip", "text/plain", "application/json; charset=utf-16", "garbage"),
     },
     { requiredKeys: [] },
   );
@@ -252,6 +258,15 @@ function requests(doc: OpenApi, context: { tokens: Record<string, string>; resou
     fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? "null"),
     fc.constantFrom('{"kind":"cleanup"}', '{"kind":"rebuild","run":"no-such-run"}', '{"kind":"rebuild","run":"../x"}', '{"uploadMaxBytes":1}', '{"uploadMaxBytes":-1}', '{"__proto__":{"x":1}}', "username=alice&password=wrong", "username=alice&password=a&password=b&grant_type=client_credentials", "--xyz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"../run.json\"\r\n\r\n{}\r\n--xyz--\r\n", "PK\u0003\u0004garbage"),
     fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
+    // POST /route bodies: GeoJSON good and bad.
+    fc
+      .record({
+        coordinates: fc.array(fc.array(fc.oneof(fc.double({ min: -400, max: 40_000 }), fc.constant("x" as unknown as number)), { minLength: 0, maxLength: 4 }), { maxLength: 6 }),
+        times: fc.option(fc.array(fc.constantFrom("2026-01-09T01:00:00Z", "2026-01-09T03:00:00Z", "2026-01-10T08:00:00", "x"), { maxLength: 6 })),
+        type: fc.constantFrom("Feature", "FeatureCollection", "LineString"),
+      })
+      .map(({ coordinates, times, type }) => JSON.stringify({ type, geometry: { type: "LineString", coordinates }, properties: times === null ? null : { coordTimes: times } })),
+    fc.constant('{"type":"Feature","geometry":{"type":"LineString","coordinates":[[-22,64,10668],[-10,60,10668]]},"properties":{"coordTimes":["2026-01-10T06:00:00Z","2026-01-10T07:00:00Z"]}}'),
   );
 
   return fc.record({ target, query, authorization, headers, method, body }).map(({ target: t, query: q, authorization: [kind, value], headers: h, method: m, body: b }) => {
@@ -290,6 +305,10 @@ describe("request fuzzer from /openapi.json", () => {
     site = await makeSite("ashcast-fuzz-site-");
     await addRun(site, "2026-01-10-hekla", REFTIMES[0]!);
     await addRun(site, "2026-01-11-hekla", REFTIMES[1]!, "Rehearsal");
+    const modelDir = path.join(site.runsDir, "2026-01-09-hekla-model");
+    await mkdir(modelDir);
+    await writeFile(path.join(modelDir, "run.json"), '{"type": "Exercise"}\n');
+    await writeEemepOutput({ outDir: modelDir, reftime: MODEL_REFTIME, nx: 40, ny: 30, steps: 4, res: 1 });
     worker = startWatchWorker({ runsDir: site.runsDir, distDir: site.distDir, publicUrl: PUBLIC_URL }, () => {});
     await worker.firstBuild;
     const usersFile = path.join(dir, "users.json");
@@ -331,7 +350,7 @@ describe("request fuzzer from /openapi.json", () => {
   });
 
   it("the document lists the addresses the fuzzer starts from", () => {
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/", "/reftimes", "/resources", "/datasets", "/jobs", "/jobs/{id}", "/upload", "/withdraw", "/token"]));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/", "/reftimes", "/resources", "/point", "/route", "/datasets", "/jobs", "/jobs/{id}", "/upload", "/withdraw", "/token"]));
     expect(context.resourceNames.length).toBeGreaterThan(0);
   });
 

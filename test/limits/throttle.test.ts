@@ -102,8 +102,8 @@ describe("throttling", () => {
     expect((await http(server, "/reftimes", { headers: via("198.51.100.2") })).status).toBe(200);
   });
 
-  it("limits each route class on its own: data, sign-in (/token, /login) and operator addresses in every spelling", async () => {
-    const server = await start({ limits: { data: burstOnly(2), token: burstOnly(1), operator: burstOnly(2) } });
+  it("limits each route class on its own: data, sign-in (/token, /login), operator addresses in every spelling, and /route", async () => {
+    const server = await start({ limits: { data: burstOnly(2), token: burstOnly(1), operator: burstOnly(2), route: burstOnly(1) } });
     // Sign-in: POST /token and /login share the token class.
     const form = { ...UA, "content-type": "application/x-www-form-urlencoded" };
     expect((await http(server, "/token", { method: "POST", headers: form, body: "username=a&password=b" })).status).not.toBe(429);
@@ -116,7 +116,13 @@ describe("throttling", () => {
     const third = await http(server, "/%64atasets", { headers: UA });
     expect(third.status).toBe(429);
     expect(header(third, "ratelimit-policy")).toMatch(/^"operator";/);
-    // Data is untouched by the two others.
+    // POST /route: its own class (a route costs far more than a data request); the second is refused.
+    const geojson = { ...UA, "content-type": "application/geo+json" };
+    expect((await http(server, "/route", { method: "POST", headers: geojson, body: "{}" })).status).not.toBe(429);
+    const route = await http(server, "//route", { method: "POST", headers: geojson, body: "{}" });
+    expectProblem(route, 429);
+    expect(header(route, "ratelimit-policy")).toMatch(/^"route";q=1;w=\d+$/);
+    // Data is untouched by the others.
     expect((await http(server, "/reftimes", { headers: UA })).status).toBe(200);
     expect((await http(server, "/", { headers: UA })).status).toBe(200);
     expect(header(await http(server, "/changelog", { headers: UA }), "ratelimit-policy")).toMatch(/^"data";/);
@@ -142,7 +148,7 @@ describe("throttling", () => {
   });
 
   it("shows the limits in effect in GET /config", async () => {
-    const server = await start({ limits: { data: burstOnly(50), token: burstOnly(5), operator: burstOnly(5) } });
+    const server = await start({ limits: { data: burstOnly(50), token: burstOnly(5), operator: burstOnly(5), route: burstOnly(5) } });
     const config = (await http(server, "/config", { headers: UA })).json() as { traffic: { limits: { data: { burst: number } }; sharedState: string }; transport: { mode: string } };
     expect(config.traffic.limits.data.burst).toBe(50);
     expect(config.traffic.sharedState).toMatch(/^memory/);

@@ -12,6 +12,7 @@ import { UserError } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { Issues } from "../issues.ts";
+import { PointGridRecorder } from "../pointGrids.ts";
 import type { InputReader, InputReading, ModelBandAnalysis, ReaderContext, RunInputFile } from "./types.ts";
 
 export const modelOutputReader: InputReader = {
@@ -38,11 +39,14 @@ async function analyse(output: ModelOutput, fileName: string, thresholds: readon
   const { grid, times } = output;
   const bands: ModelBandAnalysis[] = [];
   let ashExtent: LatLonBoxModel | undefined;
+  const pointGrid = PointGridRecorder.for(grid, times.length); // point queries (issue 16): fed the fields read here
   for (const variable of output.variables) {
+    pointGrid?.startBand(variable.band);
     const maximum = new Float32Array(grid.nx * grid.ny).fill(Number.NaN);
     const steps: ModelBandAnalysis["steps"] = [];
     for (let t = 0; t < times.length; t++) {
       const field = await output.readField(variable.name, t);
+      pointGrid?.addStep(t, field);
       for (let i = 0; i < field.length; i++) {
         const value = field[i]!;
         const current = maximum[i]!;
@@ -52,6 +56,7 @@ async function analyse(output: ModelOutput, fileName: string, thresholds: readon
       ashExtent = extend(ashExtent, areas);
       steps.push({ time: times[t]!, end: stepEnd(times, t), areas });
     }
+    pointGrid?.endBand();
     bands.push({ band: variable.band, variable: variable.name, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
   }
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
@@ -66,6 +71,7 @@ async function analyse(output: ModelOutput, fileName: string, thresholds: readon
     thresholds,
     bands,
     ...(ashExtent ? { ashExtent } : {}),
+    ...(pointGrid ? { pointGrid: pointGrid.result() } : {}),
   };
 }
 

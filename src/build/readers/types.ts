@@ -8,6 +8,7 @@ import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
 import type { FlightLevelBand, ModelOutput } from "../../model/types.ts";
 import type { Issues } from "../issues.ts";
+import type { RecordedPointGrid } from "../pointGrids.ts";
 import type { RunManifest } from "../runManifest.ts";
 
 export interface RunInputFile {
@@ -99,6 +100,8 @@ export interface ModelOutputAnalysis {
   bands: ModelBandAnalysis[];
   /** Where any band reaches the lowest threshold at any step; undefined when no ash reaches it. */
   ashExtent?: LatLonBoxModel;
+  /** Every band at every step, coded for point queries; absent when the grid has no geometry to look points up in. */
+  pointGrid?: RecordedPointGrid;
 }
 
 /** Settings readers need from the build configuration. */

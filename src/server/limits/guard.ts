@@ -66,6 +66,7 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     const below = pathBelowBase(rawPath, base);
     if (below.kind !== "below") return "data"; // outside the product (404) or unreadable (400): public answers
     if (below.path === "/token" || below.path === "/login") return "token";
+    if (below.path === "/route") return "route"; // far dearer than a data request: a class of its own
     return policy.decide(method, below.path).kind === "protected" ? "operator" : "data";
   }
 

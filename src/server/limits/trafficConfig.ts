@@ -11,7 +11,7 @@ import { UserError } from "../../errors.ts";
 import { AddressEntry, AgentPattern } from "./listSchemas.ts";
 
 export const TRAFFIC_FILE_FORMAT = 1;
-export const ROUTE_CLASSES = ["data", "token", "operator"] as const;
+export const ROUTE_CLASSES = ["data", "token", "operator", "route"] as const;
 export type RouteClass = (typeof ROUTE_CLASSES)[number];
 
 const Limit = z.strictObject({
@@ -24,7 +24,7 @@ export type Limit = z.infer<typeof Limit>;
 
 export const TrafficFile = z.strictObject({
   format: z.literal(TRAFFIC_FILE_FORMAT),
-  limits: z.strictObject({ data: Limit, token: Limit, operator: Limit }).partial().optional(),
+  limits: z.strictObject({ data: Limit, token: Limit, operator: Limit, route: Limit }).partial().optional(),
   /** Clients tracked at once per instance; the least recently seen idle ones are dropped first. */
   maxTrackedClients: z.number().int().min(1000).max(10_000_000).optional(),
   /** User-Agents that identify nobody (e.g. "^curl/", "^python-requests/"): answered as a missing one. */
@@ -64,7 +64,8 @@ export interface TrafficSettings {
  * a run's images at once), sign-in slower (the per-account backoff is behind it), operators in between.
  */
 export const DEFAULT_TRAFFIC: TrafficSettings = Object.freeze({
-  limits: { data: { ratePerSecond: 20, burst: 100 }, token: { ratePerSecond: 1, burst: 10 }, operator: { ratePerSecond: 5, burst: 50 } },
+  // route: at its bounds a POST /route costs thousands of data requests (docs/benchmarks.md, "Point and route queries").
+  limits: { data: { ratePerSecond: 20, burst: 100 }, token: { ratePerSecond: 1, burst: 10 }, operator: { ratePerSecond: 5, burst: 50 }, route: { ratePerSecond: 1, burst: 5 } },
   maxTrackedClients: 100_000,
   genericUserAgents: [],
   trustedProxies: [],

@@ -1,0 +1,106 @@
+/**
+ * The point-query grids of a run (src/contract/pointGrid.ts): recorded while the model output reader
+ * goes through the fields (each field is read once, for the ash areas and for this), written as one
+ * content-addressed artefact per model output file. The server answers /point and /route from them
+ * without ever opening a NetCDF file.
+ */
+import { createHash } from "node:crypto";
+import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, pointGridKey, type PointGridBand, type PointGridHeader } from "../contract/pointGrid.ts";
+import type { GridGeometry } from "../geo/gridCells.ts";
+import { encodeConcentration } from "../formats/concentrationCodes.ts";
+import type { FlightLevelBand, ModelGrid } from "../model/types.ts";
+import type { ArtefactDraft } from "./artefacts.ts";
+import { slugify } from "./artefactNames.ts";
+import type { AssembledRun } from "./assembleRun.ts";
+
+/** What the reader keeps of a file for its grid: the geometry and the compressed blocks of every band. */
+export interface RecordedPointGrid {
+  geometry: GridGeometry;
+  nx: number;
+  ny: number;
+  bands: PointGridBand[];
+  /** Band-major, then block order. */
+  blocks: Buffer[];
+}
+
+export const POINT_GRID_CONTENT_TYPE = "application/vnd.ashcast.point-grid";
+
+/**
+ * Collects one band at a time: the codes of every step of the band (2 bytes per cell and step, 58 MB for
+ * 800 × 500 cells × 72 steps), compressed into blocks when the band ends, so memory holds one band.
+ */
+export class PointGridRecorder {
+  readonly #grid: ModelGrid;
+  readonly #geometry: GridGeometry;
+  readonly #steps: number;
+  readonly #bands: PointGridBand[] = [];
+  readonly #blocks: Buffer[] = [];
+  #codes: Uint16Array | undefined;
+
+  /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid without its rotated axes). */
+  static for(grid: ModelGrid, steps: number): PointGridRecorder | undefined {
+    return grid.geometry ? new PointGridRecorder(grid, grid.geometry, steps) : undefined;
+  }
+
+  private constructor(grid: ModelGrid, geometry: GridGeometry, steps: number) {
+    this.#grid = grid;
+    this.#geometry = geometry;
+    this.#steps = steps;
+  }
+
+  startBand(band: FlightLevelBand): void {
+    const [, lower, upper] = /^fl(\d+)-(\d+)$/.exec(band.id) ?? [];
+    this.#bands.push({ id: band.id, label: band.label, lowerFl: Number(lower), upperFl: Number(upper) });
+    this.#codes = new Uint16Array(this.#grid.nx * this.#grid.ny * this.#steps);
+  }
+
+  /** One step of the current band, mg/m³, row-major. */
+  addStep(t: number, field: Float32Array): void {
+    const codes = this.#codes!;
+    const steps = this.#steps;
+    for (let i = 0; i < field.length; i++) {
+      const value = field[i]!;
+      // Most cells hold no ash: 0 needs no logarithm.
+      if (value !== 0) codes[i * steps + t] = encodeConcentration(value);
+    }
+  }
+
+  endBand(): void {
+    const { nx, ny } = this.#grid;
+    const codes = this.#codes!;
+    const count = blockCount({ nx, ny, block: BLOCK });
+    for (let k = 0; k < count; k++) this.#blocks.push(encodeBlock(codes, nx, ny, this.#steps, BLOCK, k));
+    this.#codes = undefined;
+  }
+
+  result(): RecordedPointGrid {
+    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks: this.#blocks };
+  }
+}
+
+/** The run's grid artefacts, one per model output file that has a grid. */
+export function renderPointGrids(run: AssembledRun): ArtefactDraft[] {
+  const reftime = run.model.meta.reftime;
+  return (run.pointGrids ?? []).map(({ source, model }) => {
+    const recorded = model.pointGrid!;
+    const header: PointGridHeader = {
+      format: POINT_GRID_FORMAT,
+      model: model.layout,
+      source,
+      reftime,
+      times: model.times,
+      end: model.bands[0]?.steps.at(-1)?.end ?? model.times.at(-1)!,
+      thresholds: [...model.thresholds],
+      bands: recorded.bands,
+      nx: recorded.nx,
+      ny: recorded.ny,
+      block: BLOCK,
+      geometry: recorded.geometry,
+    };
+    const body = assemblePointGrid(header, recorded.blocks);
+    const slug = slugify(source.replace(/\.nc$/i, ""));
+    // Named by content: a changed grid is a new file, never the old name with new bytes.
+    const hash = createHash("sha256").update(body).digest("hex").slice(0, 16);
+    return { key: pointGridKey(reftime, slug), file: `grids/${slug}-${hash}.ashgrid`, contentType: POINT_GRID_CONTENT_TYPE, body, precompress: false as const };
+  });
+}

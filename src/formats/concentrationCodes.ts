@@ -1,0 +1,53 @@
+/**
+ * Concentrations (mg/m³) as 16-bit codes, for the point-query grids: a logarithmic scale that never
+ * reads less than the model wrote. Pure.
+ *
+ * - code 0: below MIN_CODED_MG_M3 (1 µg/m³, 200× below the lowest threshold), read as 0: an error of at
+ *   most 0.001 mg/m³.
+ * - codes 1 … 65534: the value MIN · RATIO^(code − 1), rounded up to 6 significant digits; a value is given
+ *   the smallest code that reads at or above it, so a code reads at most 0.1 % (+ 1e-5 of rounding) above
+ *   the model's value and never below it: a point at a threshold stays in its class or the next one up.
+ * - code 65535: missing (NaN in the model output).
+ *
+ * @example decodeConcentration(encodeConcentration(0.2)) // 0.2 (0.2 is on the scale's rounding)
+ */
+
+export const MIN_CODED_MG_M3 = 0.001;
+/** Consecutive codes read 0.1 % apart: ten times finer than the 1 % the issue allows. */
+export const CODE_RATIO = 1.001;
+export const MISSING_CODE = 0xffff;
+const TOP_CODE = 0xfffe;
+
+/** What each code reads as (MISSING_CODE reads NaN). Built once: 512 KiB. */
+export const CODE_VALUES: Float64Array = buildTable();
+
+function buildTable(): Float64Array {
+  const table = new Float64Array(0x10000);
+  const logRatio = Math.log(CODE_RATIO);
+  for (let code = 1; code <= TOP_CODE; code++) {
+    const exact = MIN_CODED_MG_M3 * Math.exp((code - 1) * logRatio);
+    let rounded = Number(exact.toPrecision(6));
+    // toPrecision rounds to nearest: step up one unit in the sixth digit when it went down.
+    if (rounded < exact) rounded = Number((rounded + 10 ** (Math.floor(Math.log10(exact)) - 5)).toPrecision(6));
+    table[code] = rounded;
+  }
+  table[MISSING_CODE] = Number.NaN;
+  return table;
+}
+
+/** The code of a concentration in mg/m³ (NaN: missing). Values beyond the scale (above 1e25) take the top code. */
+export function encodeConcentration(value: number): number {
+  if (Number.isNaN(value)) return MISSING_CODE;
+  if (value < MIN_CODED_MG_M3) return 0;
+  let code = 1 + Math.ceil(Math.log(value / MIN_CODED_MG_M3) / Math.log(CODE_RATIO) - 1e-9);
+  if (code > TOP_CODE) return TOP_CODE;
+  if (code < 1) code = 1;
+  // The estimate can be one off either way in floating point: settle on the smallest code at or above.
+  while (code < TOP_CODE && CODE_VALUES[code]! < value) code++;
+  while (code > 1 && CODE_VALUES[code - 1]! >= value) code--;
+  return code;
+}
+
+export function decodeConcentration(code: number): number {
+  return CODE_VALUES[code]!;
+}

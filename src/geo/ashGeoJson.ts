@@ -1,0 +1,77 @@
+/**
+ * GeoJSON (RFC 7946) of contoured ash areas, from the same steps and polygons as the KML (ashKml.ts): a
+ * FeatureCollection with, per step and threshold interval, one Feature holding a MultiPolygon and the
+ * band, interval, class, times and units as properties; the volcano as a Point. Exterior rings
+ * counter-clockwise, holes clockwise (RFC 7946 §3.1.6), positions [lon, lat] at the KML's 4 decimals.
+ * Web map clients (Leaflet, OpenLayers, MapLibre) read it natively. Pure: identical bytes for identical input.
+ *
+ * @example ashAreasGeoJson({ name, band, thresholds: [0.2, 2, 4], units: "mg/m³", steps }).features[0].properties.class // "low"
+ */
+import { ashClasses, classOf } from "../contract/ashClasses.ts";
+import { formatPosition, type AshKmlInput } from "./ashKml.ts";
+import { orientRing } from "./rings.ts";
+import type { Polygon, Ring } from "./types.ts";
+
+export const GEOJSON_CONTENT_TYPE = "application/geo+json";
+
+interface Feature {
+  type: "Feature";
+  geometry: { type: "MultiPolygon"; coordinates: number[][][][] } | { type: "Point"; coordinates: number[] };
+  properties: Record<string, unknown>;
+}
+
+export interface AshGeoJson {
+  type: "FeatureCollection";
+  name: string;
+  band: { id: string; label: string };
+  thresholds: number[];
+  units: "mg/m3";
+  features: Feature[];
+}
+
+/** A ring as the KML writes it (ashKml.ts roundRing): rounded, repeated positions dropped, closed; undefined when rounding collapses it. */
+function roundRing(points: Ring): number[][] | undefined {
+  const texts: string[] = [];
+  for (const p of points) {
+    const text = formatPosition(p);
+    if (texts[texts.length - 1] !== text) texts.push(text);
+  }
+  if (texts.length > 1 && texts[0] !== texts[texts.length - 1]) texts.push(texts[0]!);
+  return texts.length >= 4 ? texts.map((text) => text.split(",").map(Number)) : undefined;
+}
+
+/** Exterior counter-clockwise, holes clockwise, as in the KML; undefined when the exterior collapses. */
+function polygonCoordinates(polygon: Polygon): number[][][] | undefined {
+  const outer = roundRing(orientRing(polygon.outer, true));
+  if (outer === undefined) return undefined;
+  return [outer, ...polygon.holes.map((hole) => roundRing(orientRing(hole, false))).filter((h): h is number[][] => h !== undefined)];
+}
+
+export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
+  const classes = ashClasses(input.thresholds);
+  const features: Feature[] = [];
+  if (input.volcano) {
+    features.push({ type: "Feature", geometry: { type: "Point", coordinates: [input.volcano.lon, input.volcano.lat] }, properties: { kind: "volcano", name: input.volcano.name } });
+  }
+  for (const step of input.steps) {
+    for (const area of step.bands) {
+      const polygons = area.polygons.map(polygonCoordinates).filter((p): p is number[][][] => p !== undefined);
+      if (polygons.length === 0) continue;
+      features.push({
+        type: "Feature",
+        geometry: { type: "MultiPolygon", coordinates: polygons },
+        properties: {
+          kind: "ash",
+          band: input.band.label,
+          lower: area.lower,
+          upper: area.upper,
+          class: classOf(area.lower, classes)?.id ?? "none",
+          units: "mg/m3",
+          time: step.time,
+          end: step.end,
+        },
+      });
+    }
+  }
+  return { type: "FeatureCollection", name: input.name, band: { id: input.band.id, label: input.band.label }, thresholds: [...input.thresholds], units: "mg/m3", features };
+}

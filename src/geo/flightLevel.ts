@@ -1,0 +1,35 @@
+/**
+ * Altitude to flight level, and the flight-level bands a level falls in. Pure.
+ *
+ * A flight level is pressure altitude in hundreds of feet (ICAO standard atmosphere, 1013.25 hPa). A
+ * route's altitudes (GeoJSON `[lon, lat, altitude_m]`) are taken as pressure altitudes in metres, as a
+ * flight plan's cruise levels are: FL = altitude_m / 0.3048 / 100. Above the transition altitude a
+ * geometric altitude from GPS differs from it by up to a few hundred metres (temperature, pressure);
+ * the bands are 15 000 ft deep and a level on a band edge counts in both (below).
+ *
+ * @example flightLevel(10668) // 350 (35 000 ft)
+ */
+
+/** FL = metres / 0.3048 / 100, written as metres × 100 / 3048 so that whole levels come out exact (6096 m is FL200, not 199.99…). */
+export function flightLevel(altitudeM: number): number {
+  return (altitudeM * 100) / 3048;
+}
+
+export interface FlBand {
+  lowerFl: number;
+  upperFl: number;
+}
+
+/**
+ * Indices of the bands holding a flight level: lower ≤ FL ≤ upper, so a level on the edge of two bands
+ * meets both (the higher concentration counts). Below the surface counts as the lowest band; above every
+ * band, none.
+ */
+export function bandsAt(bands: readonly FlBand[], fl: number): number[] {
+  let lowest = Infinity;
+  for (const band of bands) if (band.lowerFl < lowest) lowest = band.lowerFl;
+  const level = fl < lowest ? lowest : fl;
+  const result: number[] = [];
+  for (let i = 0; i < bands.length; i++) if (level >= bands[i]!.lowerFl && level <= bands[i]!.upperFl) result.push(i);
+  return result;
+}

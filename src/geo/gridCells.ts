@@ -1,0 +1,110 @@
+/**
+ * Where a place lies on a model grid, in the grid's own coordinates (geographic lon/lat for a regular
+ * grid, rotated lon/lat for a rotated pole): the cell holding it (the nearest centre along each axis; a
+ * cell spans halfway to its neighbours' centres, the outer cells half a cell beyond theirs, and beyond
+ * that a place is outside the domain) and the centres around it. Pure.
+ *
+ * @example supportOf(regularGeometry, -19.7, 63.98)?.cell // { x: 253, y: 390 }; undefined outside the domain
+ */
+import { geographicToRotated, wrapLongitude } from "../model/gridMapping.ts";
+
+/** A model grid as the point-query artefact describes it (axes of cell centres, strictly monotonic). */
+export type GridGeometry =
+  | { kind: "regular"; x: number[]; y: number[] }
+  | { kind: "rotated"; x: number[]; y: number[]; poleLat: number; poleLon: number; northPoleGridLon: number };
+
+export interface Cell {
+  x: number;
+  y: number;
+}
+
+/** Grid coordinates (x: longitude or rotated longitude, continuous over the axis; y: latitude or rotated latitude). */
+export function gridCoordinates(geometry: GridGeometry, lon: number, lat: number): [number, number] {
+  const [gx, gy] = geometry.kind === "rotated" ? geographicToRotated(lon, lat, geometry.poleLat, geometry.poleLon, geometry.northPoleGridLon) : [lon, lat];
+  const xs = geometry.x;
+  // The axis may run past ±180 (a domain across the antimeridian): put the longitude on the axis' turn.
+  return [wrapLongitude(gx, (xs[0]! + xs[xs.length - 1]!) / 2), gy];
+}
+
+/**
+ * Where a place lies among the cell centres: the cell holding it, and the centres whose values a linear
+ * interpolation (and so the contoured ash areas) draws on there: 1 at a centre, 2 on the line between two,
+ * 4 inside the square of four. A place within SNAP_FRACTION of a cell of a centre counts as on it, so the
+ * decimal degrees of a grid point that the file stores as float32 still select that point alone.
+ */
+export interface CellSupport {
+  cell: Cell;
+  support: Cell[];
+  /** The same number for the same support: consecutive places of a route in one square of centres share it. */
+  key: number;
+}
+
+export const SNAP_FRACTION = 1e-4;
+
+export function supportOf(geometry: GridGeometry, lon: number, lat: number): CellSupport | undefined {
+  const [gx, gy] = gridCoordinates(geometry, lon, lat);
+  const fx = axisPosition(geometry.x, gx);
+  const fy = axisPosition(geometry.y, gy);
+  if (fx === undefined || fy === undefined) return undefined;
+  const xs = around(fx, geometry.x.length);
+  const ys = around(fy, geometry.y.length);
+  const support: Cell[] = [];
+  for (const y of ys) for (const x of xs) support.push({ x, y });
+  const nx = geometry.x.length;
+  const key = ((ys[0]! * nx + xs[0]!) * 2 + xs.length - 1) * 2 + ys.length - 1;
+  return { cell: { x: Math.min(nx - 1, Math.max(0, Math.round(fx))), y: Math.min(geometry.y.length - 1, Math.max(0, Math.round(fy))) }, support, key };
+}
+
+/** The centres on either side of a fractional index (one when on a centre or beyond the outer ones). */
+function around(f: number, n: number): number[] {
+  const low = Math.floor(f);
+  const frac = f - low;
+  if (frac <= SNAP_FRACTION) return [Math.max(0, Math.min(n - 1, low))];
+  if (frac >= 1 - SNAP_FRACTION) return [Math.max(0, Math.min(n - 1, low + 1))];
+  if (low < 0) return [0];
+  if (low >= n - 1) return [n - 1];
+  return [low, low + 1];
+}
+
+/** The fractional index of v on a strictly monotonic axis (centre i at i), or undefined beyond half a cell past either end. */
+export function axisPosition(axis: readonly number[], v: number): number | undefined {
+  const n = axis.length;
+  const sign = axis[n - 1]! > axis[0]! ? 1 : -1;
+  const s = v * sign;
+  const first = axis[0]! * sign;
+  const last = axis[n - 1]! * sign;
+  const firstStep = axis[1]! * sign - first;
+  const lastStep = last - axis[n - 2]! * sign;
+  if (!(s >= first - firstStep / 2) || !(s <= last + lastStep / 2)) return undefined;
+  if (s <= first) return (s - first) / firstStep;
+  if (s >= last) return n - 1 + (s - last) / lastStep;
+  let low = 0;
+  let high = n - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (axis[mid]! * sign <= s) low = mid;
+    else high = mid - 1;
+  }
+  const a = axis[low]! * sign;
+  return low + (s - a) / (axis[low + 1]! * sign - a);
+}
+
+/** The smallest spacing of each axis, in degrees (rotated degrees for a rotated pole): computed once per grid. */
+export function smallestSpacing(geometry: GridGeometry): { dx: number; dy: number } {
+  const minStep = (axis: readonly number[]) => {
+    let step = Infinity;
+    for (let i = 1; i < axis.length; i++) step = Math.min(step, Math.abs(axis[i]! - axis[i - 1]!));
+    return step;
+  };
+  return { dx: minStep(geometry.x), dy: minStep(geometry.y) };
+}
+
+/**
+ * Half the smallest cell dimension, in degrees of arc, along a stretch whose grid latitude (y) stays
+ * within ±`maxAbsY`: the sampling step of a route, so that no cell it crosses can be stepped over.
+ * Rotated degrees are arc degrees too: a rotation of the sphere keeps distances.
+ */
+export function halfCellArcDegrees(spacing: { dx: number; dy: number }, maxAbsY: number): number {
+  const shrink = Math.cos((Math.min(89, maxAbsY) * Math.PI) / 180);
+  return Math.min(spacing.dy, spacing.dx * shrink) / 2;
+}

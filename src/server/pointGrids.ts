@@ -1,0 +1,361 @@
+/**
+ * The point-query grids of published runs, loaded on demand and held under two byte bounds: the grid
+ * artefacts themselves (compressed blocks, a full-size run's is about 9 MB) and the blocks inflated for
+ * recent queries. Grid files never change once published (their names carry their hash), so nothing
+ * here needs invalidating; a grid not used for a while is dropped and read again when asked for.
+ */
+import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
+import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
+import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
+import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
+import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
+import { bandName } from "./pointQuery.ts";
+import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
+import { parseInstant } from "../time/instant.ts";
+
+/** Grid artefacts held in memory by default: 7 full-size runs, with the body cache well under 250 MB of RSS. */
+export const DEFAULT_GRID_BYTES = 64 * 1024 * 1024;
+/** Inflated blocks held by default: 1,800 blocks of a 72-step run (9 KiB each). */
+export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
+
+/** Grids get a number each, so that a block's cache key is a number (a string key per look-up cost more than the look-up). */
+let gridIds = 0;
+/** Block indices per grid stay below this (3 bands × 1 M blocks): key = grid id × this + index. */
+const KEYS_PER_GRID = 2 ** 22;
+
+/** Run directories whose grid files the store remembers (cleared when full). */
+const MAX_RUNS_REMEMBERED = 10_000;
+/**
+ * /point answers the store keeps, and series texts each grid keeps (src/server/pointQuery.ts): few, because under
+ * queries at random places every entry is garbage soon, and entries that outlive two young-generation collections
+ * are promoted: with 512 answers the heap grew by 150 MB in 20 s of random queries.
+ */
+const MAX_ANSWERS = 32;
+const MAX_SERIES_TEXTS = 8;
+
+/** Codes of every step of a cell with no ash: what an empty block reads as. */
+const NO_ASH = new Map<number, Uint16Array>();
+
+export class ServedGrid {
+  readonly header: PointGridHeader;
+  readonly classes: AshClass[];
+  readonly spacing: { dx: number; dy: number };
+  /** Step instants in ms, and the end of the last step. */
+  readonly timesMs: number[];
+  readonly endMs: number;
+  readonly file: string;
+  readonly #opened: OpenedPointGrid;
+  readonly #fileBytes: number;
+  readonly #blocks: BlockCache;
+  readonly #blocksX: number;
+  readonly #perBand: number;
+  readonly #keyBase: number;
+  /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
+  #jsonParts: { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } | undefined;
+  readonly #seriesTexts = new Map<number, string>();
+  readonly #noAshTexts: string[] = [];
+  /** Per class, the lowest code that reads at or above its lower bound. */
+  readonly #classCodes: number[];
+  #lastIndex = -1;
+  #lastCodes: Uint16Array | undefined;
+
+  constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache, fileBytes = opened.data.length) {
+    this.#opened = opened;
+    this.#fileBytes = fileBytes;
+    this.header = opened.header;
+    this.file = file;
+    this.#blocks = blocks;
+    this.classes = ashClasses(opened.header.thresholds);
+    this.spacing = smallestSpacing(opened.header.geometry);
+    this.timesMs = opened.header.times.map((time) => parseInstant(time)!);
+    this.endMs = parseInstant(opened.header.end)!;
+    this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
+    this.#perBand = blockCount(opened.header);
+    if (this.#perBand * opened.header.bands.length > KEYS_PER_GRID) throw new Error(`${file}: ${this.#perBand} blocks per band, more than a grid may have`);
+    this.#keyBase = (gridIds++ % 2 ** 30) * KEYS_PER_GRID;
+    this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
+  }
+
+  /** What holding the grid costs, counted against the store's bound: its file, its block table, and its objects (about 4 KB). */
+  get bytes(): number {
+    return this.#fileBytes + this.#opened.offsets.byteLength + 4096;
+  }
+
+  /** JSON text the point answer is assembled from, made once per grid: `{"time":"…","value":` per step, the head of each band's series. */
+  get jsonParts(): { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } {
+    if (this.#jsonParts === undefined) {
+      const { header } = this;
+      this.#jsonParts = {
+        stepHeads: header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`),
+        seriesHeads: header.bands.map((band) => {
+          return `{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`;
+        }),
+        classTails: ["none", ...this.classes.map((c) => c.id)].map((id) => `,"class":${JSON.stringify(id)}}`),
+      };
+    }
+    return this.#jsonParts;
+  }
+
+  /**
+   * Series JSON text answered lately from this grid, by band and place (a dispatcher's airport asked for again
+   * costs a look-up), and per band the text of a series without ash (most of a domain, most of the time).
+   */
+  seriesText(key: number): string | undefined {
+    return key < 0 ? this.#noAshTexts[-1 - key] : this.#seriesTexts.get(key);
+  }
+
+  /** Negative keys (-1 - band) are the series without ash, kept for good; others are few and cleared when full. */
+  rememberSeriesText(key: number, text: string): void {
+    if (key < 0) {
+      this.#noAshTexts[-1 - key] = text;
+      return;
+    }
+    if (this.#seriesTexts.size >= MAX_SERIES_TEXTS) this.#seriesTexts.clear();
+    this.#seriesTexts.set(key, text);
+  }
+
+  /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
+  classIndexOf(code: number): number {
+    let index = 0;
+    for (const lowest of this.#classCodes) if (code >= lowest) index++;
+    return index;
+  }
+
+  /** The cell holding a place and the centres its value is taken over (src/geo/gridCells.ts), or undefined outside. */
+  supportOf(lon: number, lat: number): CellSupport | undefined {
+    return supportOf(this.header.geometry, lon, lat);
+  }
+
+  /**
+   * The value codes of a place in one band at every step: per step the highest of its support's cells
+   * (missing only where all are), so a place never reads less than the ash areas drawn through it.
+   */
+  placeSeries(band: number, place: CellSupport): Uint16Array {
+    if (place.support.length === 1) return this.series(band, place.support[0]!);
+    const steps = this.header.times.length;
+    const result = new Uint16Array(steps).fill(MISSING_CODE);
+    for (const cell of place.support) {
+      const codes = this.series(band, cell);
+      for (let t = 0; t < steps; t++) {
+        const code = codes[t]!;
+        const best = result[t]!;
+        if (code !== MISSING_CODE && (best === MISSING_CODE || code > best)) result[t] = code;
+      }
+    }
+    return result;
+  }
+
+  /** placeSeries at one step only. */
+  placeCode(band: number, place: CellSupport, step: number): number {
+    let best = MISSING_CODE;
+    for (const cell of place.support) {
+      const code = this.series(band, cell)[step]!;
+      if (code !== MISSING_CODE && (best === MISSING_CODE || code > best)) best = code;
+    }
+    return best;
+  }
+
+  /** The codes of every step of one band at one cell (a view: do not keep it past the request). */
+  series(band: number, cell: Cell): Uint16Array {
+    const { block, nx, ny } = this.header;
+    const steps = this.header.times.length;
+    const bx = Math.floor(cell.x / block);
+    const by = Math.floor(cell.y / block);
+    const index = band * this.#perBand + by * this.#blocksX + bx;
+    const offsets = this.#opened.offsets;
+    const start = offsets[index]!;
+    const end = offsets[index + 1]!;
+    if (start === end) return noAsh(steps);
+    let codes = index === this.#lastIndex ? this.#lastCodes : this.#blocks.get(this.#keyBase + index);
+    if (codes === undefined) {
+      const width = Math.min(block, nx - bx * block);
+      const height = Math.min(block, ny - by * block);
+      codes = decodeBlock(this.#opened.data.subarray(start, end), width * height, steps);
+      this.#blocks.set(this.#keyBase + index, codes);
+    }
+    this.#lastIndex = index;
+    this.#lastCodes = codes;
+    const width = Math.min(block, nx - bx * block);
+    const within = (cell.y - by * block) * width + (cell.x - bx * block);
+    return codes.subarray(within * steps, (within + 1) * steps);
+  }
+
+  /** The step valid at an instant (a step lasts until the next), or -1 before the first and from `end` on. */
+  stepAt(ms: number): number {
+    const times = this.timesMs;
+    if (!(ms >= times[0]!) || !(ms < this.endMs)) return -1;
+    let low = 0;
+    let high = times.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (times[mid]! <= ms) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+}
+
+function noAsh(steps: number): Uint16Array {
+  let codes = NO_ASH.get(steps);
+  if (codes === undefined) NO_ASH.set(steps, (codes = new Uint16Array(steps)));
+  return codes;
+}
+
+/** Inflated blocks by key, least recently used first, bounded by bytes. */
+export class BlockCache {
+  readonly #entries = new Map<number, Uint16Array>();
+  #bytes = 0;
+  readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    if (!(maxBytes > 0)) throw new Error(`BlockCache: maxBytes must be positive, got ${maxBytes}`);
+    this.maxBytes = maxBytes;
+  }
+
+  get(key: number): Uint16Array | undefined {
+    const codes = this.#entries.get(key);
+    if (codes !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, codes);
+    }
+    return codes;
+  }
+
+  set(key: number, codes: Uint16Array): void {
+    this.#entries.set(key, codes);
+    this.#bytes += codes.byteLength;
+    for (const [oldest, old] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= old.byteLength;
+    }
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+}
+
+export interface PointGridStoreOptions {
+  /** Reads a stored body whole, without keeping it in the body cache. */
+  read: (stored: StoredBody) => Promise<Buffer>;
+  maxGridBytes?: number;
+  maxBlockBytes?: number;
+}
+
+/** The grids of the runs queried, loaded when first asked for and dropped least recently used first. */
+/** A run's grid artefacts, in key order. */
+function gridBodies(list: RunArtefacts): StoredBody[] {
+  const prefix = pointGridKeyPrefix(list.reftime);
+  return Object.keys(list.artefacts)
+    .filter((key) => key.startsWith(prefix))
+    .sort()
+    .map((key) => list.artefacts[key]!.identity);
+}
+
+export class PointGridStore {
+  readonly #read: (stored: StoredBody) => Promise<Buffer>;
+  readonly #grids = new Map<string, ServedGrid>();
+  readonly #loading = new Map<string, Promise<ServedGrid>>();
+  /** The same place asked for again is sent without a look-up (an airport, a volcano). */
+  readonly #answers = new Map<string, Buffer>();
+  readonly #blocks: BlockCache;
+  readonly #maxGridBytes: number;
+  #gridBytes = 0;
+  /** The grids' stored bodies by run directory (immutable, named by input hash, shared by releases). */
+  readonly #runGrids = new Map<string, StoredBody[]>();
+
+  constructor(options: PointGridStoreOptions) {
+    const maxGridBytes = options.maxGridBytes ?? DEFAULT_GRID_BYTES;
+    if (!(maxGridBytes > 0)) throw new Error(`PointGridStore: maxGridBytes must be positive, got ${maxGridBytes}`);
+    this.#read = options.read;
+    this.#maxGridBytes = maxGridBytes;
+    this.#blocks = new BlockCache(options.maxBlockBytes ?? DEFAULT_BLOCK_BYTES);
+  }
+
+  /** The grids of a run (none for a run without model output), in artefact-key order. */
+  gridsOf(list: RunArtefacts): ServedGrid[] | Promise<ServedGrid[]> {
+    return this.#gridsAt(gridBodies(list));
+  }
+
+  /**
+   * The grids of a published run, its artefacts looked up only the first time: the grids' files are kept by
+   * run directory (a few dozen bytes each), so queries spread over 1,000 runs do not read their lists again and
+   * again. `read` gives the run's artefacts whose keys start with a prefix.
+   */
+  gridsOfRun(run: PublishedRun, read: (run: PublishedRun, prefix: string) => Record<string, Artefact> | Promise<Record<string, Artefact>>): ServedGrid[] | Promise<ServedGrid[]> {
+    const known = this.#runGrids.get(run.dir);
+    if (known !== undefined) return this.#gridsAt(known);
+    const remember = (artefacts: Record<string, Artefact>) => {
+      const bodies = Object.keys(artefacts).sort().map((key) => artefacts[key]!.identity);
+      if (this.#runGrids.size >= MAX_RUNS_REMEMBERED) this.#runGrids.clear();
+      this.#runGrids.set(run.dir, bodies);
+      return this.#gridsAt(bodies);
+    };
+    const artefacts = read(run, pointGridKeyPrefix(run.reftime));
+    return artefacts instanceof Promise ? artefacts.then(remember) : remember(artefacts);
+  }
+
+  #gridsAt(bodies: readonly StoredBody[]): ServedGrid[] | Promise<ServedGrid[]> {
+    const grids: ServedGrid[] = [];
+    for (const stored of bodies) {
+      const grid = this.#cached(stored.file);
+      if (grid === undefined) return Promise.all(bodies.map((body) => this.#load(body)));
+      grids.push(grid);
+    }
+    return grids;
+  }
+
+  /** A /point answer given lately, by its ETag (which names the run's content and the query). */
+  answer(etag: string): Buffer | undefined {
+    return this.#answers.get(etag);
+  }
+
+  rememberAnswer(etag: string, body: Buffer): void {
+    // At most MAX_ANSWERS (up to 21 KB each for 3 bands × 72 steps), cleared when full.
+    if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
+    this.#answers.set(etag, body);
+  }
+
+  /** Bytes of grid artefacts and of inflated blocks held now. */
+  get bytes(): { grids: number; blocks: number } {
+    return { grids: this.#gridBytes, blocks: this.#blocks.bytes };
+  }
+
+  #cached(file: string): ServedGrid | undefined {
+    const grid = this.#grids.get(file);
+    if (grid !== undefined) {
+      this.#grids.delete(file);
+      this.#grids.set(file, grid);
+    }
+    return grid;
+  }
+
+  #load(stored: StoredBody): ServedGrid | Promise<ServedGrid> {
+    const cached = this.#cached(stored.file);
+    if (cached) return cached;
+    let loading = this.#loading.get(stored.file);
+    if (loading === undefined) {
+      loading = this.#read(stored)
+        .then((bytes) => {
+          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, this.#blocks, bytes.length);
+          this.#remember(grid);
+          return grid;
+        })
+        .finally(() => this.#loading.delete(stored.file));
+      this.#loading.set(stored.file, loading);
+    }
+    return loading;
+  }
+
+  #remember(grid: ServedGrid): void {
+    this.#grids.set(grid.file, grid);
+    this.#gridBytes += grid.bytes;
+    for (const [file, old] of this.#grids) {
+      // The grid just loaded stays even when alone it is over the bound: it is being asked for.
+      if (this.#gridBytes <= this.#maxGridBytes || old === grid) break;
+      this.#grids.delete(file);
+      this.#gridBytes -= old.bytes;
+    }
+  }
+}

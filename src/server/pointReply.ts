@@ -1,0 +1,95 @@
+/**
+ * GET /point as a plain reply (status, headers, body), shared by the Hono route and the node fast path:
+ * parameters checked, the run selected, validators compared (the ETag is made from the run's content hash
+ * and the query, so a 304 costs no look-up), then the answer from the run's grids. Synchronous when the
+ * run's artefact list and grids are in memory; a promise otherwise (the fast path then leaves the request
+ * to the app, which waits).
+ */
+import { createHash } from "node:crypto";
+import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
+import { parseInstant } from "../time/instant.ts";
+import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
+import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
+import { answerPoint, coordinateParameter, timeParameter } from "./pointQuery.ts";
+import { problemJson } from "./problem.ts";
+import type { ServedRelease } from "./releaseSource.ts";
+import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
+import { selectRun } from "./select.ts";
+import { cacheControl } from "./cachePolicy.ts";
+
+const tagHeaders = (tags: string): Record<string, string> => Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]));
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  /** Undefined for 204 and 304. */
+  body: Buffer | string | undefined;
+}
+
+export interface PointContext {
+  base: string;
+  current(): ServedRelease | undefined;
+  /** The artefacts of a run whose keys start with a prefix (ReleaseSource.readRunArtefacts). */
+  runArtefacts(run: PublishedRun, prefix: string): Record<string, Artefact> | Promise<Record<string, Artefact>>;
+  grids: PointGridStore;
+  representations: Representations;
+}
+
+export interface PointRequest {
+  /** All values of a query parameter, undefined when absent. */
+  query(name: string): string[] | undefined;
+  ifNoneMatch: string | undefined;
+  ifModifiedSince: string | undefined;
+}
+
+const problem = (status: number, detail: string): Reply => ({
+  status,
+  headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "access-control-allow-origin": "*" },
+  body: problemJson(status, detail),
+});
+
+export function pointReply(context: PointContext, request: PointRequest): Reply | Promise<Reply> {
+  const lat = coordinateParameter("lat", request.query("lat"), 90);
+  if (typeof lat === "object") return problem(lat.status, lat.detail);
+  const lon = coordinateParameter("lon", request.query("lon"), 180);
+  if (typeof lon === "object") return problem(lon.status, lon.detail);
+  const time = timeParameter(request.query("time"));
+  if (time && "kind" in time) return problem(time.status, time.detail);
+  const reftimes = request.query("reftime");
+  const run = selectRun(context.current(), reftimes, context.base);
+  if (run === undefined) {
+    const nothing = context.representations.policies.nothingPublished;
+    return { status: 204, headers: { "cache-control": cacheControl(nothing), expires: context.representations.expiresIn(nothing.seconds), ...tagHeaders(nothing.tags), ...CORS_HEADERS }, body: undefined };
+  }
+  if ("kind" in run) return problem(run.status, run.detail);
+
+  // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
+  const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
+  const modifiedMs = parseInstant(run.modified)!;
+  const etag = `"${createHash("sha256").update(`${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`).digest("base64url").slice(0, 27)}"`;
+  const headers: Record<string, string> = {
+    etag,
+    "last-modified": formatHttpDate(modifiedMs),
+    "cache-control": cacheControl(policy),
+    expires: context.representations.expiresIn(policy.seconds),
+    ...tagHeaders(policy.tags),
+    ...CORS_HEADERS,
+  };
+  const notModified =
+    request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
+  if (notModified) return { status: 304, headers, body: undefined };
+
+  const ok = (body: Buffer): Reply => ({ status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(body.length) }, body });
+  const known = context.grids.answer(etag);
+  if (known !== undefined) return ok(known);
+  const finish = (grids: readonly ServedGrid[]): Reply => {
+    const answer = answerPoint(run.reftime, grids, lat, lon, time);
+    if (typeof answer === "object") return problem(answer.status, answer.detail);
+    const body = Buffer.from(answer, "utf8");
+    context.grids.rememberAnswer(etag, body);
+    return ok(body);
+  };
+  const grids = context.grids.gridsOfRun(run, context.runArtefacts);
+  return grids instanceof Promise ? grids.then(finish) : finish(grids);
+}

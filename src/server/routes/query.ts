@@ -1,0 +1,96 @@
+/**
+ * The point-query endpoints (issue 16): `GET /point` (the ash at a place) and `POST /route` (what a flight
+ * meets along its path), answered from the published runs' point-query grids, never from NetCDF.
+ * `/point` is cached and validated like the other data routes: its ETag is made from the run's content
+ * hash and the query, so a 304 costs no look-up.
+ */
+import type { Context, Hono } from "hono";
+import type { ReleaseView } from "../app.ts";
+import { PointGridStore } from "../pointGrids.ts";
+import type { QueryProblem } from "../pointQuery.ts";
+import { pointReply, type PointContext } from "../pointReply.ts";
+import { problemResponse } from "../problem.ts";
+import { CORS_HEADERS, type Representations } from "../representation.ts";
+import { MAX_ROUTE_BODY_BYTES, parseRoute } from "../routeInput.ts";
+import { answerRoute } from "../routeQuery.ts";
+import { selectRun } from "../select.ts";
+import { readOnlyRoutes, type Responder } from "./respond.ts";
+
+const JSON_TYPE = "application/json;charset=UTF-8";
+const ROUTE_ALLOW = "POST, OPTIONS";
+const ROUTE_MEDIA = new Set(["application/geo+json", "application/json"]);
+
+export interface QueryRouteOptions {
+  source: ReleaseView;
+  respond: Responder;
+  representations: Representations;
+  grids: PointGridStore;
+}
+
+const refuse = (problem: QueryProblem | { status: number; detail: string }): Response => problemResponse(problem.status, problem.detail);
+
+export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
+  const { source, respond, representations, grids } = options;
+  if (!(grids instanceof PointGridStore)) throw new Error("queryRoutes: grids must be a PointGridStore");
+
+  const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids, representations };
+
+  async function point(c: Context): Promise<Response> {
+    const reply = await pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
+    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
+  }
+
+  async function route(c: Context): Promise<Response> {
+    const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (!ROUTE_MEDIA.has(media)) return problemResponse(415, "send the route as application/geo+json (a GeoJSON Feature with a LineString)");
+    const text = await readBounded(c.req.raw);
+    if (text === undefined) return problemResponse(413, `the body is larger than ${MAX_ROUTE_BODY_BYTES / 1024 / 1024} MiB: simplify or split the route`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      return problemResponse(400, `the body is not JSON (${(error as Error).message.slice(0, 120)}); send a GeoJSON Feature`);
+    }
+    const parsed = parseRoute(json);
+    if ("kind" in parsed) return refuse(parsed);
+    const run = selectRun(source.current, c.req.queries("reftime"), base);
+    if (run === undefined) return respond.noContent();
+    if ("kind" in run) return refuse(run);
+    const answer = answerRoute(run.reftime, await grids.gridsOfRun(run, (r, prefix) => source.readRunArtefacts(r, prefix)), parsed);
+    if ("kind" in answer) return refuse(answer);
+    // A POST answer: not reusable by caches (RFC 9110 §9.3.3 allows it only with explicit freshness; none is given).
+    return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", ...CORS_HEADERS } });
+  }
+
+  const group = readOnlyRoutes([[`${base}/point`, point]]);
+  group.post(`${base}/route`, route);
+  group.options(`${base}/route`, () =>
+    new Response(null, {
+      status: 204,
+      headers: { allow: ROUTE_ALLOW, ...CORS_HEADERS, "access-control-allow-methods": "POST", "access-control-allow-headers": "Content-Type, User-Agent", "access-control-max-age": "86400" },
+    }),
+  );
+  group.all(`${base}/route`, () => problemResponse(405, `only ${ROUTE_ALLOW} are allowed here`, { allow: ROUTE_ALLOW }));
+  return group;
+}
+
+/** The body as text, or undefined as soon as it passes the bound (the rest is not read). */
+async function readBounded(request: Request): Promise<string | undefined> {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (declared > MAX_ROUTE_BODY_BYTES) return undefined;
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_ROUTE_BODY_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

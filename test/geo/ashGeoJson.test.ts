@@ -1,0 +1,43 @@
+/** GeoJSON ash areas: exact output for a small input, the KML's rounding and orientation, the class table's ids. */
+import { describe, expect, it } from "vitest";
+import { ashAreasGeoJson } from "../../src/geo/ashGeoJson.ts";
+import type { ThresholdBand } from "../../src/geo/types.ts";
+
+// A clockwise square with a counter-clockwise hole: both must come out the other way round (RFC 7946 §3.1.6).
+const square: ThresholdBand = {
+  lower: 0.2,
+  upper: 2,
+  polygons: [{ outer: [[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]], holes: [[[0.25, 0.25], [0.75, 0.25], [0.75, 0.75], [0.25, 0.25]]] }],
+};
+const high: ThresholdBand = { lower: 4, upper: null, polygons: [{ outer: [[0.123456, 0.5], [0.200001, 0.5], [0.2, 0.6], [0.123456, 0.5]], holes: [] }] };
+const tiny: ThresholdBand = { lower: 2, upper: 4, polygons: [{ outer: [[5, 5], [5.00001, 5], [5, 5.00001], [5, 5]], holes: [] }] };
+
+describe("ashAreasGeoJson", () => {
+  const doc = ashAreasGeoJson({
+    name: "FL200/350 ash areas",
+    band: { id: "fl200-350", label: "FL200/350" },
+    thresholds: [0.2, 2, 4],
+    units: "mg/m³",
+    steps: [
+      { time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z", bands: [square, tiny, high] },
+      { time: "2026-06-01T01:00:00Z", end: "2026-06-01T02:00:00Z", bands: [] },
+    ],
+    volcano: { name: "Hekla", lat: 63.98, lon: -19.7 },
+  });
+
+  it("is a FeatureCollection with the band, thresholds and units, the volcano first", () => {
+    expect(doc).toMatchObject({ type: "FeatureCollection", band: { id: "fl200-350", label: "FL200/350" }, thresholds: [0.2, 2, 4], units: "mg/m3" });
+    expect(doc.features[0]).toEqual({ type: "Feature", geometry: { type: "Point", coordinates: [-19.7, 63.98] }, properties: { kind: "volcano", name: "Hekla" } });
+  });
+
+  it("one feature per interval with ash: exterior counter-clockwise, holes clockwise, 4 decimals, collapsed rings dropped", () => {
+    expect(doc.features).toHaveLength(3);
+    expect(doc.features[1]).toEqual({
+      type: "Feature",
+      geometry: { type: "MultiPolygon", coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], [[0.25, 0.25], [0.75, 0.75], [0.75, 0.25], [0.25, 0.25]]]] },
+      properties: { kind: "ash", band: "FL200/350", lower: 0.2, upper: 2, class: "low", units: "mg/m3", time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z" },
+    });
+    expect(doc.features[2]!.geometry.coordinates).toEqual([[[[0.1235, 0.5], [0.2, 0.5], [0.2, 0.6], [0.1235, 0.5]]]]);
+    expect(doc.features[2]!.properties).toMatchObject({ lower: 4, upper: null, class: "high" });
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * GET /point against the model's own numbers: values at grid points read with ncdump (EEMEP regular
+ * grid, SNAP rotated pole, a grid across the antimeridian), within the stated coding error and never
+ * below; the step valid at `time`; classes at the thresholds; validators; every bad parameter.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
+import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
+import { createApp, PRODUCT_PATH } from "../../src/server/app.ts";
+import type { PointAnswer } from "../../src/contract/queries.ts";
+import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
+import { DATELINE_GRID, DATELINE_REFTIME, documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
+import { expectProblem, header, http } from "./serverFixtures.ts";
+
+const UA = { "user-agent": "ashcast-test/1 point" };
+const BANDS = ["fl000-200", "fl200-350", "fl350-550"] as const;
+const variableOf = (band: string) => `MAX6h_ASH_${band}`;
+let m: ModelSite;
+const values = new Map<string, Float64Array>();
+
+/** The coding promise: never below the model, at most 0.1 % above (0.001 mg/m³ absolute near zero). */
+function expectCoded(served: number | null, modelUgM3: number): void {
+  const model = modelUgM3 / 1000;
+  if (Number.isNaN(model)) return expect(served).toBeNull();
+  expect(served).not.toBeNull();
+  if (model < 0.001) return expect(served! - model).toBeLessThanOrEqual(0.001);
+  expect(served!).toBeGreaterThanOrEqual(model * (1 - 1e-6)); // float32 of µg/1000
+  expect(served!).toBeLessThanOrEqual(model * 1.0011);
+}
+
+let validate: (body: unknown) => string | undefined;
+
+/** A 200 answer, checked against the OpenAPI document's schema. */
+async function point(query: string): Promise<PointAnswer> {
+  const res = await http(m.server, `/point?${query}`, { headers: UA });
+  expect(res.status, res.text()).toBe(200);
+  expect(validate(res.json())).toBeUndefined();
+  return res.json() as PointAnswer;
+}
+
+beforeAll(async () => {
+  m = await modelSite();
+  validate = await documentValidator(m.server, "PointAnswer");
+  if (!HAS_NETCDF_BIN) return;
+  for (const band of BANDS) {
+    values.set(`eemep/${band}`, ncdumpValues(m.eemep.file, variableOf(band)));
+    values.set(`snap/${band}`, ncdumpValues(m.snap.file, variableOf(band)));
+    values.set(`dateline/${band}`, ncdumpValues(m.dateline.file, variableOf(band)));
+  }
+  values.set("snap/longitude", ncdumpValues(m.snap.file, "longitude"));
+  values.set("snap/latitude", ncdumpValues(m.snap.file, "latitude"));
+}, 120_000);
+
+afterAll(async () => {
+  await m?.server.close();
+  await m?.site.cleanup();
+});
+
+/** Cells where the plume is (the band's maximum over the run) and a few without ash. */
+function interestingCells(field: Float64Array, nx: number, ny: number, steps: number): Array<{ x: number; y: number }> {
+  const cells = nx * ny;
+  let best = 0;
+  for (let k = 0; k < field.length; k++) if (field[k]! > field[best]!) best = k;
+  const top = best % cells;
+  const around = [-3, 0, 2].flatMap((dy) => [-2, 0, 3].map((dx) => ({ x: (top % nx) + dx, y: Math.floor(top / nx) + dy })));
+  return [...around, { x: 0, y: 0 }, { x: nx - 1, y: ny - 1 }, { x: 5, y: ny - 2 }].filter((c) => c.x >= 0 && c.x < nx && c.y >= 0 && c.y < ny && steps > 0);
+}
+
+describe.skipIf(!HAS_NETCDF_BIN)(`values at grid points are the NetCDF values${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
+  it("EEMEP (regular lat/lon): every band and step at cell centres", async () => {
+    const { nx, ny, steps, lat0, lon0, res } = EEMEP_GRID;
+    for (const cell of interestingCells(values.get("eemep/fl200-350")!, nx, ny, steps)) {
+      const answer = await point(`lat=${lat0 + cell.y * res}&lon=${lon0 + cell.x * res}&reftime=${EEMEP_REFTIME}`);
+      expect(answer.series.map((s) => s.band)).toEqual(["FL000-200", "FL200-350", "FL350-550"]);
+      answer.series.forEach((series, b) => {
+        expect(series.cell).toEqual(cell);
+        expect(series.steps).toHaveLength(steps);
+        const field = values.get(`eemep/${BANDS[b]}`)!;
+        series.steps.forEach((step, t) => expectCoded(step.value, field[t * nx * ny + cell.y * nx + cell.x]!));
+      });
+    }
+  });
+
+  it("between centres, a place gets the highest of the 2 or 4 centres around it, step by step: never less than the areas drawn there", async () => {
+    const { nx, ny, steps, lat0, lon0, res } = EEMEP_GRID;
+    const field = values.get("eemep/fl200-350")!;
+    const [top] = interestingCells(field, nx, ny, steps).slice(4, 5); // the plume's peak cell
+    const { x, y } = top!;
+    const inside = await point(`lat=${lat0 + y * res + 0.2}&lon=${lon0 + x * res - 0.2}&reftime=${EEMEP_REFTIME}`);
+    expect(inside.series[1]!.cell).toEqual({ x, y });
+    expect(inside.series[1]!.support).toEqual([{ x: x - 1, y }, { x, y }, { x: x - 1, y: y + 1 }, { x, y: y + 1 }]);
+    inside.series[1]!.steps.forEach((step, t) => {
+      const around = [[x - 1, y], [x, y], [x - 1, y + 1], [x, y + 1]].map(([cx, cy]) => field[t * nx * ny + cy! * nx + cx!]!);
+      expectCoded(step.value, Math.max(...around));
+    });
+    const edge = await point(`lat=${lat0 + y * res}&lon=${lon0 + x * res + 0.3}&reftime=${EEMEP_REFTIME}`);
+    expect(edge.series[1]!.cell).toEqual({ x: x + 1, y });
+    expect(edge.series[1]!.support).toEqual([{ x, y }, { x: x + 1, y }]);
+  });
+
+  it("SNAP (rotated pole): the geographic centre of each rotated cell, from the file's own 2-D arrays", async () => {
+    const { nx, ny, steps } = EEMEP_GRID; // the SNAP generator uses the same sizes
+    const lon = values.get("snap/longitude")!;
+    const lat = values.get("snap/latitude")!;
+    for (const cell of interestingCells(values.get("snap/fl000-200")!, nx, ny, steps)) {
+      const k = cell.y * nx + cell.x;
+      const answer = await point(`lat=${lat[k]}&lon=${lon[k]}&reftime=${SNAP_REFTIME}`);
+      answer.series.forEach((series, b) => {
+        expect(series.model).toBe("SNAP");
+        expect(series.cell).toEqual(cell);
+        const field = values.get(`snap/${BANDS[b]}`)!;
+        series.steps.forEach((step, t) => expectCoded(step.value, field[t * nx * ny + k]!));
+      });
+    }
+  });
+
+  it("across the antimeridian: 179.5°E and 179.5°W (180.5) are neighbouring columns of one grid", async () => {
+    const { nx, ny, lat0, res } = DATELINE_GRID;
+    const field = values.get("dateline/fl000-200")!;
+    for (const [lon, x] of [[179.5, 39], [-179.5, 41], [180, 40], [-170.5, 59]] as const) {
+      const answer = await point(`lat=${lat0 + 14 * res}&lon=${lon}&reftime=${DATELINE_REFTIME}`);
+      expect(answer.series[0]!.cell).toEqual({ x, y: 14 });
+      answer.series[0]!.steps.forEach((step, t) => expectCoded(step.value, field[t * nx * ny + 14 * nx + x]!));
+    }
+  });
+});
+
+describe("time, classes and the answer's form", () => {
+  it("time selects the step valid then (a step lasts until the next one); the answer keeps the issue's fields", async () => {
+    const all = await point(`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`);
+    const times = all.series[0]!.steps.map((s) => s.time);
+    const mid = new Date(Date.parse(times[5]!) + 59 * 60_000).toISOString().replace(".000Z", "Z");
+    const one = await point(`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=${mid}`);
+    expect(one).toMatchObject({ reftime: EEMEP_REFTIME, location: { lat: 63.98, lon: -19.7 }, units: "mg/m3", time: mid });
+    expect(one.series).toHaveLength(3);
+    one.series.forEach((series, b) => expect(series.steps).toEqual([all.series[b]!.steps[5]]));
+    const exact = await point(`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=${times[6]}`);
+    expect(exact.series[0]!.steps[0]!.time).toBe(times[6]);
+  });
+
+  it("the class is the one the value falls in: none below the lowest threshold, and every class of the table", async () => {
+    const classes = ashClasses(DEFAULT_THRESHOLDS_MG_M3);
+    const seen = new Set<string>();
+    for (const query of [`lat=63.98&lon=-19.7`, `lat=64.5&lon=-15`, `lat=62&lon=-10`, `lat=41&lon=-44`]) {
+      const answer = await point(`${query}&reftime=${EEMEP_REFTIME}`);
+      for (const step of answer.series.flatMap((s) => s.steps)) {
+        expect(step.class).toBe(classOf(step.value!, classes)?.id ?? "none");
+        seen.add(step.class);
+      }
+    }
+    expect([...seen].sort()).toEqual(["high", "low", "medium", "none"]);
+  });
+
+  it("latest run by default, with the data routes' caching and cache tags (purged with the run); If-None-Match and If-Modified-Since give 304", async () => {
+    const first = await http(m.server, "/point?lat=52&lon=179.5", { headers: UA });
+    expect(first.status).toBe(200);
+    expect((first.json() as PointAnswer).reftime).toBe(DATELINE_REFTIME);
+    expect(header(first, "cache-control")).toBe("public, max-age=60, s-maxage=600");
+    expect(header(first, "xkey")).toBe(`latest run:${DATELINE_REFTIME}`);
+    expect(header(first, "surrogate-key")).toBe(`latest run:${DATELINE_REFTIME}`);
+    expect(header(first, "content-type")).toBe("application/json;charset=UTF-8");
+    expect(header(first, "access-control-allow-origin")).toBe("*");
+    const etag = header(first, "etag");
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    const again = await http(m.server, "/point?lat=52&lon=179.5", { headers: { ...UA, "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(header(again, "etag")).toBe(etag);
+    expect(again.body.length).toBe(0);
+    const since = await http(m.server, "/point?lat=52&lon=179.5", { headers: { ...UA, "if-modified-since": header(first, "last-modified") } });
+    expect(since.status).toBe(304);
+    const other = await http(m.server, "/point?lat=52.5&lon=179.5", { headers: UA });
+    expect(header(other, "etag")).not.toBe(etag);
+    const pinned = await http(m.server, `/point?lat=52&lon=179.5&reftime=${DATELINE_REFTIME}`, { headers: UA });
+    expect(header(pinned, "cache-control")).toBe("public, max-age=300, s-maxage=3000");
+    expect(header(pinned, "xkey")).toBe(`run:${DATELINE_REFTIME}`);
+    const head = await http(m.server, "/point?lat=52&lon=179.5", { method: "HEAD", headers: UA });
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+  });
+});
+
+describe("bad parameters are refused, naming the parameter", () => {
+  const cases: Array<[string, number, RegExp]> = [
+    ["lon=-19.7", 400, /lat parameter is missing/],
+    ["lat=63.98", 400, /lon parameter is missing/],
+    ["lat=abc&lon=1", 400, /lat "abc" is not a decimal number/],
+    ["lat=1e1&lon=1", 400, /lat "1e1" is not a decimal number/],
+    ["lat=NaN&lon=1", 400, /lat "NaN"/],
+    ["lat=63&lon=", 400, /lon "" is not a decimal number/],
+    ["lat=90.5&lon=1", 400, /lat 90.5 is outside -90..90/],
+    ["lat=60&lon=-180.01", 400, /lon -180.01 is outside -180..180/],
+    ["lat=60&lat=61&lon=1", 400, /give the lat parameter once/],
+    ["lat=60&lon=1&time=tomorrow", 400, /time "tomorrow" is not a date-time/],
+    ["lat=60&lon=1&time=2019-03-22T12:00:00", 400, /time "2019-03-22T12:00:00" is not a date-time/],
+    ["lat=60&lon=1&reftime=yesterday", 400, /reftime "yesterday"/],
+    ["lat=60&lon=1&reftime=2001-01-01T00:00:00Z", 404, /no run is published for reftime 2001-01-01T00:00:00Z/],
+    [`lat=-60&lon=1&reftime=${EEMEP_REFTIME}`, 422, /outside the domain of every model of run 2019-03-22T12:00:00Z/],
+    [`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-03-22T12:00:00Z`, 422, /time 2019-03-22T12:00:00Z is outside the forecast of run 2019-03-22T12:00:00Z/],
+    [`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-04-22T12:00:00Z`, 422, /outside the forecast/],
+  ];
+  it.each(cases)("?%s → %i", async (query, status, detail) => {
+    const res = await http(m.server, `/point?${query}`, { headers: UA });
+    expect(expectProblem(res, status).detail).toMatch(detail);
+  });
+
+  it("other methods than GET, HEAD and OPTIONS need an operator first (as every mutating request)", async () => {
+    const res = await http(m.server, "/point?lat=60&lon=1", { method: "DELETE", headers: UA });
+    expect([401, 405]).toContain(res.status);
+  });
+});
+
+describe("GeoJSON ash areas beside every KML ash area resource", () => {
+  it("listed by /resources, served as application/geo+json with validators, with the KML's polygons", async () => {
+    const names = (await http(m.server, `/resources?reftime=${EEMEP_REFTIME}`, { headers: UA })).json() as string[];
+    const kml = names.filter((name) => name.endsWith(".kml"));
+    const geojson = names.filter((name) => name.endsWith(".geojson"));
+    expect(kml.length).toBe(3 * (1 + EEMEP_GRID.steps)); // 3 bands, the whole run and each step
+    expect(geojson.sort()).toEqual(kml.map((name) => name.replace(/\.kml$/, ".geojson")).sort());
+    // A step with ash in every band: the polygons' positions are the KML's, ring by ring.
+    const stepName = geojson.find((name) => name.includes("fl200-350/") && name.includes("T20:00:00Z"))!;
+    const res = await http(m.server, `/resources?name=${encodeURIComponent(stepName)}`, { headers: UA });
+    expect(res.status).toBe(200);
+    expect(header(res, "content-type")).toBe("application/geo+json");
+    expect(header(res, "etag")).toMatch(/^"/);
+    const doc = res.json() as { type: string; features: Array<{ geometry: { type: string; coordinates: number[][][][] }; properties: Record<string, unknown> }> };
+    expect(doc.type).toBe("FeatureCollection");
+    const rings = doc.features.filter((f) => f.geometry.type === "MultiPolygon").flatMap((f) => f.geometry.coordinates.flat(1).map((r) => r.map(([x, y]) => `${x!.toFixed(4)},${y!.toFixed(4)}`.replace(/-0\.0000/g, "0.0000")).join(" ")));
+    expect(rings.length).toBeGreaterThan(0);
+    const kmlText = (await http(m.server, `/resources?name=${encodeURIComponent(stepName.replace(/\.geojson$/, ".kml"))}`, { headers: UA })).text();
+    const kmlRings = [...kmlText.matchAll(/<coordinates>([^<]+)<\/coordinates>/g)].map((match) => match[1]!).filter((text) => text.includes(" "));
+    expect(rings).toEqual(kmlRings);
+    for (const feature of doc.features.filter((f) => f.properties.kind === "ash")) {
+      expect(feature.properties).toMatchObject({ band: "FL200/350", units: "mg/m3", time: expect.stringMatching(/T20:00:00Z$/) });
+    }
+    const again = await http(m.server, `/resources?name=${encodeURIComponent(stepName)}`, { headers: { ...UA, "if-none-match": header(res, "etag") } });
+    expect(again.status).toBe(304);
+  });
+});
+
+describe("the node fast path answers /point as the app does", () => {
+  it("for answers, refusals, validators and HEAD, once the grids are in memory", async () => {
+    const app = createApp({ source: m.server.source, termsOfService: Buffer.from("terms"), openapi: Buffer.from("{}") });
+    const targets = [
+      `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`,
+      `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-03-22T20:30:00Z`,
+      "/point?lat=52&lon=179.5",
+      "/point?lat=95&lon=1",
+      `/point?lat=-60&lon=1&reftime=${EEMEP_REFTIME}`,
+    ];
+    for (const target of targets) await http(m.server, target, { headers: UA }); // loads the grids
+    const PER_CONNECTION = new Set(["date", "connection", "keep-alive", "expires", "content-length"]);
+    const comparable = (status: number, headers: Record<string, unknown>, body: Buffer) => ({
+      status,
+      headers: Object.fromEntries(Object.entries(headers).filter(([name]) => !PER_CONNECTION.has(name))),
+      body: body.toString("utf8"),
+    });
+    let answered = 0;
+    for (const target of targets) {
+      const first = await http(m.server, target, { headers: UA });
+      const etag = first.headers.etag as string | undefined;
+      for (const headers of [{}, ...(etag ? [{ "if-none-match": etag }, { "if-modified-since": first.headers["last-modified"] as string }] : [])] as Array<Record<string, string>>) {
+        for (const method of ["GET", "HEAD"]) {
+          const before = m.server.fastPath.answered;
+          const overSocket = await http(m.server, target, { method, headers: { ...UA, ...headers } });
+          expect(m.server.fastPath.answered, `${method} ${target}`).toBe(before + 1);
+          const response = await app.request(`http://127.0.0.1${PRODUCT_PATH}${target}`, { method, headers: { ...UA, ...headers } });
+          const appHeaders: Record<string, string> = {};
+          response.headers.forEach((value, name) => (appHeaders[name] = value));
+          expect(comparable(overSocket.status, overSocket.headers, overSocket.body), `${method} ${target} ${JSON.stringify(headers)}`).toEqual(
+            comparable(response.status, appHeaders, Buffer.from(await response.arrayBuffer())),
+          );
+          answered++;
+        }
+      }
+    }
+    expect(answered).toBeGreaterThanOrEqual(20);
+  });
+});
