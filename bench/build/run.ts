@@ -433,13 +433,12 @@ const readTotals = {
 const source = run.mapSource!;
 const box = mapBox(run.model.meta.latlonbox ?? source.domain, run.volcano);
 const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
-const common = { type: run.model.meta.type, reftime: run.model.meta.reftime, box, thresholds: source.thresholds, ...(volcano ? { volcano } : {}) };
+const common = { type: run.model.meta.type, reftime: run.model.meta.reftime, box, thresholds: source.thresholds, quantity: source.bands[0]!.meaning.label, ...(volcano ? { volcano } : {}) };
 clearBaseMapCache();
 const runPngT0 = performance.now();
 await renderRunMap({
   ...common,
-  validFrom: source.times[0]!,
-  validTo: source.bands[0]?.steps.at(-1)?.end ?? source.times.at(-1)!,
+  times: source.times,
   bands: run.modelLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })),
 });
 const runPngMs = performance.now() - runPngT0;

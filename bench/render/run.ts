@@ -10,7 +10,7 @@ import { clearBaseMapCache, getBaseMap, naturalEarth } from "../../src/render/ba
 import { bandImageLayout } from "../../src/render/bandImage.ts";
 import { registerFonts } from "../../src/render/fonts.ts";
 import { renderRunMap } from "../../src/render/runMap.ts";
-import { EYJAFJALLAJOKULL, ICELAND_BOX, THRESHOLDS, samplePlumeBands } from "../../test/render/plume.ts";
+import { DAY_OF_OUTPUTS, EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, samplePlumeBands } from "../../test/render/plume.ts";
 
 const N = Number(process.argv[2] ?? 15);
 const median = (xs: number[]): number => {
@@ -25,8 +25,8 @@ const time = (f: () => unknown): number => {
 };
 
 const bands = samplePlumeBands();
-const common = { type: "Exercise" as const, volcano: EYJAFJALLAJOKULL, reftime: "2010-04-14T06:00:00Z", box: ICELAND_BOX, thresholds: THRESHOLDS };
-const runInput = { ...common, validFrom: "2010-04-14T06:00:00Z", validTo: "2010-04-15T06:00:00Z", bands };
+const common = { type: "Exercise" as const, volcano: EYJAFJALLAJOKULL, reftime: "2010-04-14T06:00:00Z", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY };
+const runInput = { ...common, times: DAY_OF_OUTPUTS, bands };
 const bandInput = { ...common, time: "2010-04-15T06:00:00Z", band: bands[0]! };
 
 async function timeAsync(work: () => Promise<unknown>): Promise<number> {

@@ -43,9 +43,11 @@ export function modelOutputGroups(
     const wmsLayers: AshLayerModel[] = [];
     for (const analysis of model.bands) {
       const slug = `${fileSlug}-${analysis.band.id}`;
-      result.layers.push({ slug, name: `${analysis.band.label} ash areas`, analysis, thresholds: model.thresholds });
+      // The band first (clients such as the viewer key on it), then what the field is, from the file.
+      const name = `${analysis.band.label} ash areas, ${analysis.meaning.label}`;
+      result.layers.push({ slug, name, analysis, thresholds: model.thresholds });
       kmlLayers.push({
-        name: `${analysis.band.label} ash areas`,
+        name,
         type: "KML",
         timesteps: analysis.steps.map((step) => ({ time: step.time, url: resourceUrl(kmlTimeResourceName(reftime, slug, step.time)) })),
       });

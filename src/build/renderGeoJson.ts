@@ -21,6 +21,7 @@ export function renderAshGeoJson(run: AssembledRun): ArtefactDraft[] {
       const body = ashAreasGeoJson({
         name: `${layer.analysis.band.label} ash areas, run ${reftime}`,
         band: layer.analysis.band,
+        quantity: layer.analysis.meaning.label,
         thresholds: layer.thresholds,
         units: "mg/m³",
         steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),

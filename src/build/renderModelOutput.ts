@@ -25,6 +25,7 @@ export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
         band: layer.analysis.band,
         thresholds: layer.thresholds,
         units: "mg/m³",
+        quantity: layer.analysis.meaning.label,
         steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
         ...(volcano ? { volcano } : {}),
       });
@@ -50,12 +51,14 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
   const common = { type, reftime, box, thresholds: source.thresholds, ...(volcano ? { volcano } : {}) };
   const mapLayers = run.modelLayers.filter((layer) => source.bands.includes(layer.analysis));
+  // One legend for the three panels: the bands of one file are the same kind of field; if not, each is named.
+  const quantities = [...new Set(mapLayers.map((layer) => layer.analysis.meaning.label))];
   const drafts: ArtefactDraft[] = [
     {
       key: runPngKey(reftime),
       file: "model.png",
       contentType: CONTENT_TYPES.png,
-      body: await renderRunMap({ ...common, validFrom: source.times[0]!, validTo: source.bands[0]?.steps.at(-1)?.end ?? source.times.at(-1)!, bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
+      body: await renderRunMap({ ...common, times: source.times, quantity: quantities.join(" / "), bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
     },
   ];
   const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
@@ -68,7 +71,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
         key: resourceKey(name),
         file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
         contentType: CONTENT_TYPES.png,
-        body: await renderBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }),
+        body: await renderBandImage({ ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas } }),
         resourceName: name,
       }));
       images.push({ time: step.time, url: resourceUrl(name) });

@@ -55,7 +55,7 @@ export const CLASS_COLOURS: readonly string[] = [SKY_BLUE, ROYAL_BLUE, AMBER, RE
 /**
  * The classes of a set of thresholds (mg/m³, strictly ascending, 1 to MAX_ASH_CLASSES of them).
  *
- * @example ashClasses([0.2, 2, 4])[1] // { id: "medium", name: "medium", lower: 2, upper: 4, colour: "#e69f00", outline: "#a57200" }
+ * @example ashClasses([0.2, 2, 4])[1] // { id: "medium", name: "medium", lower: 2, upper: 4, colour: "#e69f00", outline: "#a67200" }
  */
 export function ashClasses(thresholds: readonly number[]): AshClass[] {
   const scheme = SCHEMES[thresholds.length];

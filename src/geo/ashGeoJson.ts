@@ -23,6 +23,8 @@ interface Feature {
 export interface AshGeoJson {
   type: "FeatureCollection";
   name: string;
+  /** What the field is, e.g. "6-hour maximum concentration" (src/model/fieldMeaning.ts). */
+  quantity: string;
   band: { id: string; label: string };
   thresholds: number[];
   units: "mg/m3";
@@ -62,6 +64,8 @@ export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
         geometry: { type: "MultiPolygon", coordinates: polygons },
         properties: {
           kind: "ash",
+          // What the field is, as the KML and the maps say it (e.g. "6-hour maximum concentration").
+          quantity: input.quantity,
           band: input.band.label,
           lower: area.lower,
           upper: area.upper,
@@ -73,5 +77,5 @@ export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
       });
     }
   }
-  return { type: "FeatureCollection", name: input.name, band: { id: input.band.id, label: input.band.label }, thresholds: [...input.thresholds], units: "mg/m3", features };
+  return { type: "FeatureCollection", name: input.name, quantity: input.quantity, band: { id: input.band.id, label: input.band.label }, thresholds: [...input.thresholds], units: "mg/m3", features };
 }

@@ -1,10 +1,12 @@
 /**
  * KML 2.2 of contoured ash areas, as forecasters and their tools (Google Earth, QGIS/GDAL) read it:
- * a Document with one Style per threshold interval (aviation chart colours), the volcano as an untimed
- * Placemark, and per time step a Folder with a TimeSpan holding one Placemark per threshold interval
- * (a MultiGeometry of Polygons, band and interval in ExtendedData). One step gives the per-timestep KML,
- * all steps of a layer the whole-run KML. Pure: bytes in memory, identical for identical input.
+ * a Document saying what the field is, with one Style per concentration class (the colours of
+ * src/contract/ashClasses.ts, as on the PNG maps), the volcano as an untimed Placemark, and per time
+ * step a Folder with a TimeSpan holding one Placemark per class (a MultiGeometry of Polygons; band,
+ * class and range in ExtendedData). One step gives the per-timestep KML, all steps of a layer the
+ * whole-run KML. Pure: bytes in memory, identical for identical input.
  */
+import { ashClasses, ASH_FILL_OPACITY, classRange, classWithLower, formatThreshold, kmlColour } from "../contract/ashClasses.ts";
 import { orientRing } from "./rings.ts";
 import type { Polygon, Position, Ring, ThresholdBand } from "./types.ts";
 
@@ -25,6 +27,8 @@ export interface AshKmlInput {
   /** The thresholds the bands were contoured at, ascending (each band's lower value is one of them). */
   thresholds: readonly number[];
   units: "mg/m³";
+  /** What the field is, e.g. `maximum of 6-hour mean ash concentration` (src/model/fieldMeaning.ts). */
+  quantity: string;
   steps: AshKmlStep[];
   volcano?: { name: string; lat: number; lon: number };
 }
@@ -32,38 +36,12 @@ export interface AshKmlInput {
 /** Decimals of written coordinates: 1e-4° is about 11 m, far below any model grid. */
 export const KML_DECIMALS = 4;
 
-/** Line and fill colours (KML aabbggrr) per number of threshold intervals: low amber, then red, then purple. */
-const AMBER = "00b0ff";
-const ORANGE = "0060ff";
-const RED = "0000e0";
-const DARK_RED = "000090";
-const PURPLE = "800080";
-const DARK_PURPLE = "500040";
-const PALETTES: Record<number, string[]> = {
-  1: [AMBER],
-  2: [AMBER, RED],
-  3: [AMBER, RED, PURPLE],
-  4: [AMBER, RED, DARK_RED, PURPLE],
-  5: [AMBER, ORANGE, RED, DARK_RED, PURPLE],
-  6: [AMBER, ORANGE, RED, DARK_RED, PURPLE, DARK_PURPLE],
-};
-const ALL_COLOURS = PALETTES[6]!;
-
-/** The colour (bbggrr) of interval i among n. */
-export function intervalColour(i: number, n: number): string {
-  const palette = PALETTES[n];
-  if (palette) return palette[i]!;
-  return ALL_COLOURS[Math.round((i * (ALL_COLOURS.length - 1)) / Math.max(n - 1, 1))]!;
-}
-
 /** Style id of threshold interval i (KML ids are XML NCNames). */
 export const styleId = (i: number): string => `ash-${i}`;
 
-/**
- * Name of a threshold interval's Placemark, e.g. `SFC/FL200 0.2–2 mg/m³` or `SFC/FL200 ≥ 4 mg/m³`.
- */
-export function intervalName(bandLabel: string, lower: number, upper: number | null, units: string): string {
-  return upper === null ? `${bandLabel} ≥ ${lower} ${units}` : `${bandLabel} ${lower}–${upper} ${units}`;
+/** Name of a class's Placemark, e.g. `SFC/FL200 low 0.2–2 mg/m³` or `SFC/FL200 high ≥ 4 mg/m³`. */
+export function intervalName(bandLabel: string, ashClass: { name: string; lower: number; upper: number | null }): string {
+  return `${bandLabel} ${ashClass.name} ${classRange(ashClass)}`;
 }
 
 /**
@@ -75,12 +53,7 @@ export function intervalName(bandLabel: string, lower: number, upper: number | n
  */
 export function ashAreasKml(input: AshKmlInput): Buffer {
   const { thresholds, units, band } = input;
-  thresholds.forEach((t, i) => {
-    if (!Number.isFinite(t) || (i > 0 && !(t > thresholds[i - 1]!))) {
-      throw new RangeError(`thresholds must be finite and increase strictly, got ${thresholds.join(", ")}`);
-    }
-  });
-  const n = thresholds.length;
+  const classes = ashClasses(thresholds);
   const out: string[] = [];
   const line = (depth: number, text: string): void => {
     out.push(`${"  ".repeat(depth)}${text}`);
@@ -90,19 +63,27 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
   line(0, '<kml xmlns="http://www.opengis.net/kml/2.2">');
   line(1, "<Document>");
   line(2, element("name", input.name));
-  line(2, element("description", `Volcanic ash concentration areas, ${band.label}, thresholds ${thresholds.join(", ")} ${units}.`));
+  const quantity = `${input.quantity.charAt(0).toUpperCase()}${input.quantity.slice(1)}`;
+  line(2, element("description", `${quantity}, ${band.label}: ${classes.map((c) => `${c.name} ${classRange(c)}`).join(", ")}.`));
   if (input.volcano) {
     line(2, '<Style id="volcano">');
     line(3, "<IconStyle><scale>1.2</scale><Icon><href>http://maps.google.com/mapfiles/kml/shapes/volcano.png</href></Icon></IconStyle>");
     line(2, "</Style>");
   }
-  for (let i = 0; i < n; i++) {
-    const colour = intervalColour(i, n);
+  classes.forEach((c, i) => {
     line(2, `<Style id="${styleId(i)}">`);
-    line(3, `<LineStyle><color>ff${colour}</color><width>2</width></LineStyle>`);
-    line(3, `<PolyStyle><color>66${colour}</color><fill>1</fill><outline>1</outline></PolyStyle>`);
+    line(3, `<LineStyle><color>${kmlColour(c.outline)}</color><width>2</width></LineStyle>`);
+    line(3, `<PolyStyle><color>${kmlColour(c.colour, ASH_FILL_OPACITY)}</color><fill>1</fill><outline>1</outline></PolyStyle>`);
     line(2, "</Style>");
-  }
+  });
+  // The same, for programs (the map viewer's legend): what the field is, and the classes (styles ash-0, ash-1 ... in order);
+  // after the Styles, where KML 2.2's schema orders a Feature's ExtendedData.
+  line(2, "<ExtendedData>");
+  line(3, data("quantity", input.quantity));
+  line(3, data("units", units));
+  line(3, data("thresholds", thresholds.map(formatThreshold).join(",")));
+  line(3, data("classes", classes.map((c) => c.name).join(",")));
+  line(2, "</ExtendedData>");
   if (input.volcano) {
     const { name, lat, lon } = input.volcano;
     if (!Number.isFinite(lat) || !Number.isFinite(lon)) throw new RangeError(`volcano position must be finite, got ${lat}, ${lon}`);
@@ -121,19 +102,17 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
     const timeSpan = `<TimeSpan>${element("begin", step.time)}${element("end", step.end)}</TimeSpan>`;
     line(3, timeSpan);
     for (const interval of step.bands) {
-      const index = thresholds.indexOf(interval.lower);
-      if (index < 0) {
-        throw new RangeError(`Internal error: band lower value ${interval.lower} is not one of the thresholds ${thresholds.join(", ")}`);
-      }
+      const ashClass = classWithLower(interval.lower, classes);
       const polygons = interval.polygons.map(roundPolygon).filter((p): p is RoundedPolygon => p !== undefined);
       if (polygons.length === 0) continue;
       line(3, "<Placemark>");
-      line(4, element("name", intervalName(band.label, interval.lower, interval.upper, units)));
+      line(4, element("name", intervalName(band.label, ashClass)));
       line(4, timeSpan);
-      line(4, `<styleUrl>#${styleId(index)}</styleUrl>`);
+      line(4, `<styleUrl>#${styleId(classes.indexOf(ashClass))}</styleUrl>`);
       line(4, "<ExtendedData>");
       line(5, data("band", band.label));
       line(5, data("bandId", band.id));
+      line(5, data("class", ashClass.id));
       line(5, data("lower", String(interval.lower)));
       if (interval.upper !== null) line(5, data("upper", String(interval.upper)));
       line(5, data("units", units));

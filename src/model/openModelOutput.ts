@@ -21,6 +21,7 @@ import { formatInstant, normaliseInstant } from "../time/instant.ts";
 import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
 import type { GridGeometry } from "../geo/gridCells.ts";
 import { curvilinearGrid, isStrictlyMonotonic, regularGrid, rotatedToGeographic, unwrapAxis } from "./gridMapping.ts";
+import { describeField } from "./fieldMeaning.ts";
 import { MODEL_LIMITS } from "./limits.ts";
 import { openNetcdf3 } from "./netcdf3.ts";
 import { openNetcdf4 } from "./netcdf4.ts";
@@ -194,6 +195,7 @@ async function interpret(source: NetcdfSource, where: string): Promise<ModelOutp
       name: variable.name,
       band,
       units: units!,
+      meaning: describeField(variable.name, { long_name: textAttribute(variable.attributes, "long_name"), cell_methods: textAttribute(variable.attributes, "cell_methods") }, band.label),
       factor: factor!,
       scale: numberAttribute(variable.attributes, "scale_factor")?.[0] ?? 1,
       offset: numberAttribute(variable.attributes, "add_offset")?.[0] ?? 0,
@@ -213,7 +215,7 @@ async function interpret(source: NetcdfSource, where: string): Promise<ModelOutp
     layout,
     times,
     grid,
-    variables: fieldVariables.map(({ name, band, units }) => ({ name, band, units })),
+    variables: fieldVariables.map(({ name, band, units, meaning }) => ({ name, band, units, meaning })),
     ...(simulationStart ? { simulationStart } : {}),
     ...(title ? { title } : {}),
     async readField(name: string, timeIndex: number): Promise<Float32Array> {

@@ -4,6 +4,7 @@
  */
 import type { GridGeometry } from "../geo/gridCells.ts";
 import type { GridToLonLat } from "../geo/types.ts";
+import type { FieldMeaning } from "./fieldMeaning.ts";
 
 /** The flight-level bands of Volcanic Ash Advisory Centres, and the model variable of each. */
 export const FLIGHT_LEVEL_BANDS = [
@@ -40,6 +41,8 @@ export interface ModelVariable {
   band: FlightLevelBand;
   /** Units as written in the file (e.g. `ug/m3`); fields are always returned in mg/m³. */
   units: string;
+  /** What the field is (a mean over hours, a maximum over the band ...), from the file's attributes and name. */
+  meaning: FieldMeaning;
 }
 
 export interface ModelOutput {

@@ -8,7 +8,7 @@ import type { ThresholdBand } from "../geo/types.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
-import { formatInstant } from "./style.ts";
+import { capitalised, formatInstant } from "./style.ts";
 import { encodePng } from "./png.ts";
 
 export interface BandImageInput {
@@ -19,6 +19,8 @@ export interface BandImageInput {
   time: string;
   box: LatLonBoxModel;
   thresholds: readonly number[];
+  /** What the field is, from the model output: `maximum of 6-hour mean ash concentration` (src/model/fieldMeaning.ts). */
+  quantity: string;
   band: { label: string; areas: ThresholdBand[] };
   /** Image width in pixels (default 800). */
   width?: number | undefined;
@@ -35,9 +37,9 @@ export interface BandImageLayout {
 
 export const BAND_IMAGE_WIDTH = 800;
 
-export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; width?: number | undefined; height?: number | undefined }): BandImageLayout {
+export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; quantity: string; width?: number | undefined; height?: number | undefined }): BandImageLayout {
   const width = Math.max(320, Math.round(input.width ?? BAND_IMAGE_WIDTH));
-  const metrics = frameMetrics(input.type, width, input.thresholds, { banner: 34, title: 64 });
+  const metrics = frameMetrics(input.type, width, input.thresholds, input.quantity, { banner: 34, title: 64 });
   const top = metrics.bannerHeight + metrics.titleHeight;
   const panelW = width - 2 * MARGIN;
   const panelH =
@@ -56,13 +58,13 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
     layout,
     input.type,
     `${name} · ${input.band.label} · ${formatInstant(input.time)}`,
-    `Valid ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,
+    `${capitalised(input.quantity)}, model output for ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,
     { headline: 18, subline: 13 },
   );
   const { panel } = layout;
   const base = getBaseMap(input.box, panel.w, panel.h);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
-  drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds);
+  drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
   // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
   return encodePng(ctx, layout.width, layout.height);
 }

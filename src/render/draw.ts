@@ -8,21 +8,8 @@ import type { RunType } from "../contract/ashModel.ts";
 import type { Polygon, Position, Ring, ThresholdBand } from "../geo/types.ts";
 import { drawBaseMap, drawGraticuleLabels, type BaseMap } from "./basemap.ts";
 import { font } from "./fonts.ts";
-import {
-  ASH_FILL_ALPHA,
-  ATTRIBUTION,
-  BASE_COLOURS,
-  UNITS,
-  ashPalette,
-  classIndex,
-  darker,
-  legendEntries,
-  noAshText,
-  rgb,
-  rgba,
-  runTypeStyle,
-  sortedThresholds,
-} from "./style.ts";
+import { ashClasses, ASH_FILL_OPACITY, classWithLower, CONCENTRATION_UNITS, rgbOf } from "../contract/ashClasses.ts";
+import { ATTRIBUTION, BASE_COLOURS, capitalised, legendEntries, noAshText, rgb, rgba, runTypeStyle } from "./style.ts";
 
 export interface Rect {
   x: number;
@@ -38,6 +25,8 @@ export interface Volcano {
 }
 
 const TEXT = "#1d2630";
+/** The volcano marker's fill, the VAAC charts' black triangle. */
+export const VOLCANO_COLOUR = "#000000";
 const MUTED = "#55606b";
 
 /** A closed copy of a ring with at least 4 positions, or undefined. */
@@ -76,20 +65,19 @@ export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygo
   return { type: "MultiPolygon", coordinates };
 }
 
-/** Fills the threshold areas, lowest class first, semi-opaque, each outlined in a darker shade of its colour. */
+/** Fills the threshold areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined. */
 export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: readonly ThresholdBand[], thresholds: readonly number[]): void {
-  const sorted = sortedThresholds(thresholds);
-  const palette = ashPalette(Math.max(1, sorted.length));
+  const classes = ashClasses(thresholds);
   const path = geoPath(projection, ctx);
   const ordered = [...areas].sort((a, b) => a.lower - b.lower);
   for (const band of ordered) {
     if (band.polygons.length === 0) continue;
-    const colour = palette[Math.min(classIndex(band.lower, sorted), palette.length - 1)]!;
+    const ashClass = classWithLower(band.lower, classes);
     ctx.beginPath();
     path(polygonsForD3(band.polygons));
-    ctx.fillStyle = rgba(colour, ASH_FILL_ALPHA);
+    ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
     ctx.fill("evenodd");
-    ctx.strokeStyle = rgb(darker(colour));
+    ctx.strokeStyle = ashClass.outline;
     ctx.lineWidth = 1;
     ctx.lineJoin = "round";
     ctx.stroke();
@@ -106,7 +94,7 @@ export function haloText(ctx: SKRSContext2D, text: string, x: number, y: number,
   ctx.fillText(text, x, y);
 }
 
-/** The volcano: a red triangle and its name (to the right, or to the left near the panel's right edge). */
+/** The volcano: a black triangle (no ash class is black) and its name (to the right, or to the left near the panel's right edge). */
 export function drawVolcano(ctx: SKRSContext2D, projection: GeoProjection, volcano: Volcano, panel: Rect, size = 8): [number, number] | undefined {
   const p = projection([volcano.lon, volcano.lat]);
   if (!p || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) return undefined;
@@ -122,11 +110,8 @@ export function drawVolcano(ctx: SKRSContext2D, projection: GeoProjection, volca
   ctx.lineWidth = 3.5;
   ctx.strokeStyle = "#ffffff";
   ctx.stroke();
-  ctx.fillStyle = "#d10a0a";
+  ctx.fillStyle = VOLCANO_COLOUR;
   ctx.fill();
-  ctx.lineWidth = 1.2;
-  ctx.strokeStyle = "#4a0000";
-  ctx.stroke();
 
   ctx.font = font(12, "bold");
   ctx.textBaseline = "middle";
@@ -295,39 +280,38 @@ export function drawTypeBadge(ctx: SKRSContext2D, type: RunType, x: number, y: n
 }
 
 /**
- * The legend: "Ash concentration (mg/m³)" and one swatch per class with its range and name, from x at
- * the text middle line y. Returns the x after the last entry.
+ * The legend: what the field is ("Maximum of 6-hour mean ash concentration (mg/m³)") and one swatch per
+ * class with its range and name, from x at the text middle line y. A swatch is the class's fill over white,
+ * as on the map, inside its outline. Returns the x after the last entry.
  */
-export function drawLegend(ctx: SKRSContext2D, thresholds: readonly number[], x: number, y: number, sizePx = 13): number {
+export function drawLegend(ctx: SKRSContext2D, thresholds: readonly number[], quantity: string, x: number, y: number, sizePx = 13): number {
   ctx.textBaseline = "middle";
   ctx.textAlign = "left";
   ctx.font = font(sizePx, "bold");
   ctx.fillStyle = TEXT;
-  const title = `Ash concentration (${UNITS})`;
+  const title = `${capitalised(quantity)} (${CONCENTRATION_UNITS})`;
   ctx.fillText(title, x, y);
   let cx = x + ctx.measureText(title).width + 14;
   const sw = Math.round(sizePx * 1.7);
   const sh = Math.round(sizePx * 1.05);
-  for (const entry of legendEntries(thresholds)) {
+  for (const { ashClass, range } of legendEntries(thresholds)) {
     ctx.fillStyle = "#ffffff";
     ctx.fillRect(cx, y - sh / 2, sw, sh);
-    ctx.fillStyle = rgba(entry.colour, Math.min(1, ASH_FILL_ALPHA + 0.15));
+    ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
     ctx.fillRect(cx, y - sh / 2, sw, sh);
-    ctx.strokeStyle = rgb(darker(entry.colour));
+    ctx.strokeStyle = ashClass.outline;
     ctx.lineWidth = 1;
     ctx.strokeRect(cx + 0.5, y - sh / 2 + 0.5, sw - 1, sh - 1);
     cx += sw + 6;
     ctx.font = font(sizePx, "bold");
     ctx.fillStyle = TEXT;
-    ctx.fillText(entry.range, cx, y);
-    cx += ctx.measureText(entry.range).width;
-    if (entry.name) {
-      ctx.font = font(sizePx);
-      ctx.fillStyle = MUTED;
-      const name = ` ${entry.name}`;
-      ctx.fillText(name, cx, y);
-      cx += ctx.measureText(name).width;
-    }
+    ctx.fillText(range, cx, y);
+    cx += ctx.measureText(range).width;
+    ctx.font = font(sizePx);
+    ctx.fillStyle = MUTED;
+    const name = ` ${ashClass.name}`;
+    ctx.fillText(name, cx, y);
+    cx += ctx.measureText(name).width;
     cx += 16;
   }
   return cx;

@@ -30,14 +30,14 @@ export const ATTRIBUTION_SIZE = 11;
 const MARGIN = 12;
 
 /** A legend's width without drawing it (same arithmetic as drawLegend). */
-export function legendWidth(thresholds: readonly number[]): number {
-  return drawLegend(measureContext(), thresholds, 0, 0, LEGEND_SIZE);
+export function legendWidth(thresholds: readonly number[], quantity: string): number {
+  return drawLegend(measureContext(), thresholds, quantity, 0, 0, LEGEND_SIZE);
 }
 
-export function frameMetrics(type: RunType, width: number, thresholds: readonly number[], opts: { banner: number; title: number }): FrameMetrics {
+export function frameMetrics(type: RunType, width: number, thresholds: readonly number[], quantity: string, opts: { banner: number; title: number }): FrameMetrics {
   const bannerHeight = runTypeStyle(type).banner ? opts.banner : 0;
   const attribution = textWidth(measureContext(), ATTRIBUTION, ATTRIBUTION_SIZE);
-  const footerTwoLines = legendWidth(thresholds) + 24 + attribution > width - 2 * MARGIN;
+  const footerTwoLines = legendWidth(thresholds, quantity) + 24 + attribution > width - 2 * MARGIN;
   return { bannerHeight, titleHeight: opts.title, footerHeight: footerTwoLines ? 56 : 38, footerTwoLines };
 }
 
@@ -97,9 +97,9 @@ export function fitText(ctx: SKRSContext2D, text: string, maxWidth: number): str
 }
 
 /** Legend at the left and attribution at the right (or below when they do not fit on one line). */
-export function drawFooter(ctx: SKRSContext2D, width: number, top: number, metrics: FrameMetrics, thresholds: readonly number[]): void {
+export function drawFooter(ctx: SKRSContext2D, width: number, top: number, metrics: FrameMetrics, thresholds: readonly number[], quantity: string): void {
   const legendY = top + 19;
-  drawLegend(ctx, thresholds, MARGIN, legendY, LEGEND_SIZE);
+  drawLegend(ctx, thresholds, quantity, MARGIN, legendY, LEGEND_SIZE);
   drawAttribution(ctx, width - MARGIN, metrics.footerTwoLines ? legendY + 22 : legendY, ATTRIBUTION_SIZE);
 }
 

@@ -8,17 +8,19 @@ import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
-import { formatInstant } from "./style.ts";
+import { capitalised, formatInstant, outputsText } from "./style.ts";
 import { encodePng } from "./png.ts";
 
 export interface RunMapInput {
   type: RunType;
   volcano?: Volcano | undefined;
   reftime: string;
-  validFrom: string;
-  validTo: string;
+  /** The model's output times the maximum is taken over, ascending. */
+  times: readonly string[];
   box: LatLonBoxModel;
   thresholds: readonly number[];
+  /** What each band's field is, from the model output (src/model/fieldMeaning.ts). */
+  quantity: string;
   bands: Array<{ label: string; areas: ThresholdBand[] }>;
 }
 
@@ -36,12 +38,12 @@ const PANEL_WIDTH = 384;
 const GAP = 12;
 
 /** Where everything goes: image size and the panel of each band. */
-export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; bandCount: number }): RunMapLayout {
+export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresholds: readonly number[]; quantity: string; bandCount: number }): RunMapLayout {
   const n = Math.max(1, input.bandCount);
   const width = n <= 3 ? RUN_MAP_WIDTH : 2 * MARGIN + n * PANEL_WIDTH + (n - 1) * GAP;
   const panelW = n <= 3 ? Math.floor((RUN_MAP_WIDTH - 2 * MARGIN - 2 * GAP) / 3) : PANEL_WIDTH;
   const panelH = panelHeightFor(input.box, panelW, 0.78, 1.2);
-  const metrics = frameMetrics(input.type, width, input.thresholds, { banner: 44, title: 70 });
+  const metrics = frameMetrics(input.type, width, input.thresholds, input.quantity, { banner: 44, title: 70 });
   const top = metrics.bannerHeight + metrics.titleHeight;
   const rowWidth = n * panelW + (n - 1) * GAP;
   const left = Math.round((width - rowWidth) / 2);
@@ -53,13 +55,13 @@ export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresh
 export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
   const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
-  const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, bandCount: bands.length });
+  const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, quantity: input.quantity, bandCount: bands.length });
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
     layout,
     input.type,
-    `${name} · volcanic ash forecast, maximum over the run`,
-    `Valid ${formatInstant(input.validFrom)} to ${formatInstant(input.validTo)}   ·   Model run ${formatInstant(input.reftime)}   ·   Maximum concentration per flight-level band`,
+    `${name} · volcanic ash forecast, highest value over the run`,
+    `${capitalised(input.quantity)}: highest of ${outputsText(input.times)}   ·   Model run ${formatInstant(input.reftime)}`,
     { headline: 20, subline: 14 },
   );
 
@@ -69,7 +71,7 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
     drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano });
   });
 
-  drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds);
+  drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds, input.quantity);
   // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
   return encodePng(ctx, layout.width, layout.height);
 }

@@ -7,7 +7,7 @@
  */
 
 /** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
-/** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean }} Step */
+/** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean, quantity?: string }} Step */
 
 const ashKml = (() => {
   "use strict";
@@ -74,13 +74,22 @@ const ashKml = (() => {
       const point = ringOf(placemark.getElementsByTagName("Point")[0])[0];
       if (point && !step.volcano) step.volcano = { name, lat: point[0], lon: point[1] };
     }
-    // The legend of a step without ash still lists every class: from the document's thresholds and styles
-    // (ashcast's own KML says "thresholds 0.2, 2, 4 mg/m³" and styles them ash-0, ash-1 ...).
-    const description = child(doc.documentElement, "description")?.textContent ?? "";
-    const thresholds = /thresholds ([\d., ]+) (\S+?)\.?$/.exec(description.trim());
+    // The legend of a step without ash still lists every class, and says what the field is: ashcast's own
+    // KML carries both in the Document's ExtendedData (quantity, units, thresholds; styles ash-0, ash-1 ...).
+    const document_ = doc.getElementsByTagName("Document")[0];
+    const documentData = Array.from(document_ ? child(document_, "ExtendedData")?.children ?? [] : []);
+    const meta = (/** @type {string} */ key) => documentData.find((d) => d.getAttribute("name") === key)?.textContent?.trim();
+    const quantity = meta("quantity");
+    if (quantity) step.quantity = quantity;
+    const thresholds = meta("thresholds");
     if (thresholds) {
-      const values = thresholds[1]?.split(",").map(Number) ?? [];
-      values.forEach((lower, i) => classes.set(lower, { label: classLabel(lower, values[i + 1] ?? null, thresholds[2] ?? ""), ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) }));
+      const values = thresholds.split(",").map(Number);
+      const names = (meta("classes") ?? "").split(",");
+      values.forEach((lower, i) => {
+        const upper = values[i + 1] ?? null;
+        const label = `${classLabel(lower, upper, meta("units") ?? "")}${names[i] ? ` ${names[i]}` : ""}`;
+        classes.set(lower, { label, ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) });
+      });
     }
     step.concentrations = classes.size > 0;
     step.legend = step.concentrations ? [...classes].sort(([a], [b]) => a - b).map(([, entry]) => entry) : [...named.values()];

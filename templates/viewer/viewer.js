@@ -129,7 +129,9 @@
         return item;
       }),
     );
-    $("legend-title").textContent = step.concentrations ? "Ash concentration" : "Areas";
+    // What the field is, as the model output says it ("Maximum of 6-hour mean ash concentration"), or the bare word.
+    const quantity = step.quantity ? `${step.quantity.charAt(0).toUpperCase()}${step.quantity.slice(1)}` : "Ash concentration";
+    $("legend-title").textContent = step.concentrations ? quantity : "Areas";
     $("ash-note").textContent = step.areas.length ? "" : step.concentrations ? "No ash above the lowest threshold at this time." : "No area drawn for this time.";
   }
 

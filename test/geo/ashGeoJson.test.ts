@@ -16,6 +16,7 @@ describe("ashAreasGeoJson", () => {
   const doc = ashAreasGeoJson({
     name: "FL200/350 ash areas",
     band: { id: "fl200-350", label: "FL200/350" },
+    quantity: "6-hour maximum concentration",
     thresholds: [0.2, 2, 4],
     units: "mg/m³",
     steps: [
@@ -35,9 +36,10 @@ describe("ashAreasGeoJson", () => {
     expect(doc.features[1]).toEqual({
       type: "Feature",
       geometry: { type: "MultiPolygon", coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], [[0.25, 0.25], [0.75, 0.75], [0.75, 0.25], [0.25, 0.25]]]] },
-      properties: { kind: "ash", band: "FL200/350", lower: 0.2, upper: 2, class: "low", units: "mg/m3", time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z" },
+      properties: { kind: "ash", quantity: "6-hour maximum concentration", band: "FL200/350", lower: 0.2, upper: 2, class: "low", units: "mg/m3", time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z" },
     });
     expect(doc.features[2]!.geometry.coordinates).toEqual([[[[0.1235, 0.5], [0.2, 0.5], [0.2, 0.6], [0.1235, 0.5]]]]);
-    expect(doc.features[2]!.properties).toMatchObject({ lower: 4, upper: null, class: "high" });
+    expect(doc.features[2]!.properties).toMatchObject({ lower: 4, upper: null, class: "high", quantity: "6-hour maximum concentration" });
+    expect(doc.quantity).toBe("6-hour maximum concentration");
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { afterAll, describe, expect, it } from "vitest";
-import { ashAreasKml, escapeXml, formatPosition, intervalColour, intervalName, type AshKmlInput } from "../../src/geo/ashKml.ts";
+import { ashAreasKml, escapeXml, formatPosition, intervalName, type AshKmlInput } from "../../src/geo/ashKml.ts";
 import { contourBands } from "../../src/geo/contourBands.ts";
 import { isCounterClockwise, polygonAreaKm2, ringArea } from "../../src/geo/rings.ts";
 import type { Position, ThresholdBand } from "../../src/geo/types.ts";
@@ -21,6 +21,7 @@ const TINY: AshKmlInput = {
   band: { id: "fl200-350", label: "FL200/350" },
   thresholds: [0.2, 2],
   units: "mg/m³",
+  quantity: "maximum of 6-hour mean ash concentration",
   steps: [
     {
       time: "2024-05-01T12:00:00Z",
@@ -47,25 +48,32 @@ const TINY_KML = `<?xml version="1.0" encoding="UTF-8"?>
 <kml xmlns="http://www.opengis.net/kml/2.2">
   <Document>
     <name>Tiny</name>
-    <description>Volcanic ash concentration areas, FL200/350, thresholds 0.2, 2 mg/m³.</description>
+    <description>Maximum of 6-hour mean ash concentration, FL200/350: low 0.2–2 mg/m³, high ≥ 2 mg/m³.</description>
     <Style id="ash-0">
-      <LineStyle><color>ff00b0ff</color><width>2</width></LineStyle>
-      <PolyStyle><color>6600b0ff</color><fill>1</fill><outline>1</outline></PolyStyle>
+      <LineStyle><color>ffa8823e</color><width>2</width></LineStyle>
+      <PolyStyle><color>99e9b456</color><fill>1</fill><outline>1</outline></PolyStyle>
     </Style>
     <Style id="ash-1">
-      <LineStyle><color>ff0000e0</color><width>2</width></LineStyle>
-      <PolyStyle><color>660000e0</color><fill>1</fill><outline>1</outline></PolyStyle>
+      <LineStyle><color>ff1e1996</color><width>2</width></LineStyle>
+      <PolyStyle><color>992a23d1</color><fill>1</fill><outline>1</outline></PolyStyle>
     </Style>
+    <ExtendedData>
+      <Data name="quantity"><value>maximum of 6-hour mean ash concentration</value></Data>
+      <Data name="units"><value>mg/m³</value></Data>
+      <Data name="thresholds"><value>0.2,2</value></Data>
+      <Data name="classes"><value>low,high</value></Data>
+    </ExtendedData>
     <Folder>
       <name>2024-05-01T12:00:00Z</name>
       <TimeSpan><begin>2024-05-01T12:00:00Z</begin><end>2024-05-01T18:00:00Z</end></TimeSpan>
       <Placemark>
-        <name>FL200/350 0.2–2 mg/m³</name>
+        <name>FL200/350 low 0.2–2 mg/m³</name>
         <TimeSpan><begin>2024-05-01T12:00:00Z</begin><end>2024-05-01T18:00:00Z</end></TimeSpan>
         <styleUrl>#ash-0</styleUrl>
         <ExtendedData>
           <Data name="band"><value>FL200/350</value></Data>
           <Data name="bandId"><value>fl200-350</value></Data>
+          <Data name="class"><value>low</value></Data>
           <Data name="lower"><value>0.2</value></Data>
           <Data name="upper"><value>2</value></Data>
           <Data name="units"><value>mg/m³</value></Data>
@@ -79,12 +87,13 @@ const TINY_KML = `<?xml version="1.0" encoding="UTF-8"?>
         </MultiGeometry>
       </Placemark>
       <Placemark>
-        <name>FL200/350 ≥ 2 mg/m³</name>
+        <name>FL200/350 high ≥ 2 mg/m³</name>
         <TimeSpan><begin>2024-05-01T12:00:00Z</begin><end>2024-05-01T18:00:00Z</end></TimeSpan>
         <styleUrl>#ash-1</styleUrl>
         <ExtendedData>
           <Data name="band"><value>FL200/350</value></Data>
           <Data name="bandId"><value>fl200-350</value></Data>
+          <Data name="class"><value>high</value></Data>
           <Data name="lower"><value>2</value></Data>
           <Data name="units"><value>mg/m³</value></Data>
         </ExtendedData>
@@ -131,6 +140,7 @@ function plumeRun(): AshKmlInput {
     band: { id: band.id, label: band.label },
     thresholds: DEFAULT_THRESHOLDS_MG_M3,
     units: "mg/m³",
+    quantity: "maximum of 6-hour mean ash concentration",
     steps,
     volcano: { name: "Hekla", lat: 63.98, lon: -19.7 },
   };
@@ -173,7 +183,7 @@ describe("ashAreasKml: bytes", () => {
     expect(doc.name).toBe(`Ash & "smoke" <test> 'q'  ok  🌋`);
     expect(doc.Placemark[0].name).toBe("Eyjafjallajökull <E>");
     expect(doc.Placemark[0].description).toBe("Eyjafjallajökull <E>, 63.63N 19.62W");
-    expect(doc.Folder[0].Placemark[0].name).toBe("SFC/FL200 & co 0.2–2 mg/m³");
+    expect(doc.Folder[0].Placemark[0].name).toBe("SFC/FL200 & co low 0.2–2 mg/m³");
     expect(escapeXml(`a&b<c>"d'`)).toBe("a&amp;b&lt;c&gt;&quot;d&apos;");
   });
 
@@ -204,17 +214,14 @@ describe("ashAreasKml: bytes", () => {
     expect(ashAreasKml(reversed).toString("utf8")).toBe(TINY_KML);
   });
 
-  it("names intervals as aviation charts do and colours them low to high", () => {
-    expect(intervalName("SFC/FL200", 0.2, 2, "mg/m³")).toBe("SFC/FL200 0.2–2 mg/m³");
-    expect(intervalName("FL350/550", 4, null, "mg/m³")).toBe("FL350/550 ≥ 4 mg/m³");
-    expect([0, 1, 2].map((i) => intervalColour(i, 3))).toEqual(["00b0ff", "0000e0", "800080"]);
-    expect([0, 1, 2, 3].map((i) => intervalColour(i, 4))).toEqual(["00b0ff", "0000e0", "000090", "800080"]);
-    expect(new Set(Array.from({ length: 9 }, (_, i) => intervalColour(i, 9))).size).toBe(6);
+  it("names classes as aviation charts do", () => {
+    expect(intervalName("SFC/FL200", { name: "low", lower: 0.2, upper: 2 })).toBe("SFC/FL200 low 0.2–2 mg/m³");
+    expect(intervalName("FL350/550", { name: "high", lower: 4, upper: null })).toBe("FL350/550 high ≥ 4 mg/m³");
   });
 
   it("refuses a band whose lower value is not a threshold, and unordered thresholds", () => {
     const wrong = { ...TINY, steps: [{ time: "a", end: "b", bands: [{ lower: 0.5, upper: null, polygons: [] }] }] };
-    expect(() => ashAreasKml(wrong)).toThrow(/Internal error: band lower value 0.5 is not one of the thresholds 0.2, 2/);
+    expect(() => ashAreasKml(wrong)).toThrow(/Internal error: no class starts at 0.5 \(classes start at 0.2, 2\)/);
     expect(() => ashAreasKml({ ...TINY, thresholds: [2, 0.2] })).toThrow(/increase strictly/);
   });
 });
@@ -231,7 +238,7 @@ describe("ashAreasKml: KML 2.2 structure", () => {
     for (const style of doc.Style.slice(1)) {
       expect(style.LineStyle.width).toBe("2");
       expect(style.LineStyle.color).toMatch(/^ff[0-9a-f]{6}$/);
-      expect(style.PolyStyle.color).toMatch(/^66[0-9a-f]{6}$/);
+      expect(style.PolyStyle.color).toMatch(/^99[0-9a-f]{6}$/);
     }
     expect(doc.Placemark).toHaveLength(1);
     expect(doc.Placemark[0]).toMatchObject({ name: "Hekla", styleUrl: "#volcano", Point: { coordinates: "-19.7000,63.9800" } });
@@ -243,7 +250,7 @@ describe("ashAreasKml: KML 2.2 structure", () => {
     expect(doc.Folder.map((f: any) => [f.name, f.TimeSpan.begin, f.TimeSpan.end])).toEqual(run.steps.map((s) => [s.time, s.time, s.end]));
     expect(doc.Folder.map((f: any) => (f.Placemark ?? []).length)).toEqual([3, 3, 3, 0]);
     for (const folder of doc.Folder.slice(0, 3)) {
-      expect(folder.Placemark.map((p: any) => p.name)).toEqual(["SFC/FL200 0.2–2 mg/m³", "SFC/FL200 2–4 mg/m³", "SFC/FL200 ≥ 4 mg/m³"]);
+      expect(folder.Placemark.map((p: any) => p.name)).toEqual(["SFC/FL200 low 0.2–2 mg/m³", "SFC/FL200 medium 2–4 mg/m³", "SFC/FL200 high ≥ 4 mg/m³"]);
       expect(folder.Placemark.map((p: any) => p.styleUrl)).toEqual(["#ash-0", "#ash-1", "#ash-2"]);
       for (const placemark of folder.Placemark) {
         expect(ids.has(placemark.styleUrl)).toBe(true);
@@ -253,7 +260,7 @@ describe("ashAreasKml: KML 2.2 structure", () => {
         expect(Number(data.lower)).toBeGreaterThan(0);
         expect(placemark.TimeSpan).toEqual(folder.TimeSpan);
       }
-      expect(folder.Placemark[2].ExtendedData.Data.map((d: any) => d["@_name"])).toEqual(["band", "bandId", "lower", "units"]);
+      expect(folder.Placemark[2].ExtendedData.Data.map((d: any) => d["@_name"])).toEqual(["band", "bandId", "class", "lower", "units"]);
     }
   });
 
@@ -335,9 +342,9 @@ describe.skipIf(!HAS_OGR)(
       expect(r.status, r.stderr).toBe(0);
       const geojson = JSON.parse(r.stdout) as { features: Array<{ properties: Record<string, unknown>; geometry: { type: string; coordinates: Position[][][] } }> };
       expect(geojson.features.map((f) => [f.properties.Name, f.geometry.type, f.geometry.coordinates.length, f.geometry.coordinates.map((p) => p.length - 1)])).toEqual([
-        ["SFC/FL200 0.2–2 mg/m³", "MultiPolygon", 2, [1, 0]],
-        ["SFC/FL200 2–4 mg/m³", "MultiPolygon", 1, [1]],
-        ["SFC/FL200 ≥ 4 mg/m³", "MultiPolygon", 1, [0]],
+        ["SFC/FL200 low 0.2–2 mg/m³", "MultiPolygon", 2, [1, 0]],
+        ["SFC/FL200 medium 2–4 mg/m³", "MultiPolygon", 1, [1]],
+        ["SFC/FL200 high ≥ 4 mg/m³", "MultiPolygon", 1, [0]],
       ]);
       geojson.features.forEach((feature, i) => {
         const ours = step.bands[i]!.polygons;

@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
 import { bandImageLayout, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
-import { ASH_FILL_ALPHA, ASH_HIGH, ASH_LOW, EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
-import { EYJAFJALLAJOKULL, ICELAND_BOX, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
+import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
+import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
+import { EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
 import { basePixels, closeTo, imagePoint, over, pngSize, readPixels } from "./pixels.ts";
 
 const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Partial<BandImageInput> = {}): BandImageInput => ({
@@ -13,9 +14,14 @@ const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Part
   time: "2010-04-14T12:00:00Z",
   box: ICELAND_BOX,
   thresholds: THRESHOLDS,
+  quantity: QUANTITY,
   band: { label: "SFC/FL200", areas },
   ...extra,
 });
+
+const classes = ashClasses(THRESHOLDS);
+const ASH_LOW = rgbOf(classes[0]!.colour);
+const ASH_HIGH = rgbOf(classes[2]!.colour);
 
 describe("renderBandImage", () => {
   it("is a PNG, 800 px wide by default, or the size asked for", async () => {

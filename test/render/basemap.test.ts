@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { GlobalFonts } from "@napi-rs/canvas";
 import { boxSpan, formatLat, formatLon, getBaseMap, panelProjection, resolutionFor } from "../../src/render/basemap.ts";
 import { FONT_FAMILY, registerFonts } from "../../src/render/fonts.ts";
-import { classIndex, formatInstant, legendEntries, noAshText } from "../../src/render/style.ts";
+import { formatInstant, legendEntries, noAshText, outputsText } from "../../src/render/style.ts";
 import { ICELAND_BOX } from "./plume.ts";
 
 describe("fonts", () => {
@@ -64,13 +64,15 @@ describe("style", () => {
     expect(formatInstant("not a time")).toBe("not a time");
   });
 
-  it("makes one legend entry per threshold, the last open-ended", () => {
-    expect(legendEntries([0.2, 2, 4]).map((e) => `${e.range} ${e.name}`)).toEqual(["0.2–2 low", "2–4 medium", "4 or more high"]);
-    expect(legendEntries([10, 0.2, 5, 2]).map((e) => e.range)).toEqual(["0.2–2", "2–5", "5–10", "10 or more"]);
-    expect(noAshText([2, 0.2, 4])).toBe("No ash above 0.2 mg/m³");
+  it("makes one legend entry per class, the last open-ended", () => {
+    expect(legendEntries([0.2, 2, 4]).map((e) => `${e.range} ${e.ashClass.name}`)).toEqual(["0.2–2 low", "2–4 medium", "4 or more high"]);
+    expect(legendEntries([0.2, 2, 5, 10]).map((e) => e.range)).toEqual(["0.2–2", "2–5", "5–10", "10 or more"]);
+    expect(noAshText([0.2, 2, 4])).toBe("No ash above 0.2 mg/m³");
   });
 
-  it("finds the class of a band from its lower edge", () => {
-    expect([0.2, 2, 4, 3, 0.1].map((lower) => classIndex(lower, [0.2, 2, 4]))).toEqual([0, 1, 2, 1, 0]);
+  it("says which model outputs a map covers, as the file has them", () => {
+    expect(outputsText(["2026-10-20T06:00:00Z", "2026-10-20T12:00:00Z", "2026-10-20T18:00:00Z"])).toBe("the 3 outputs 2026-10-20 06:00 to 18:00 UTC");
+    expect(outputsText(["2026-10-20T18:00:00Z", "2026-10-21T00:00:00Z"])).toBe("the 2 outputs 2026-10-20 18:00 UTC to 2026-10-21 00:00 UTC");
+    expect(outputsText(["2026-10-20T06:00:00Z"])).toBe("the output 2026-10-20 06:00 UTC");
   });
 });

@@ -63,6 +63,10 @@ export function nestedBands(origin: { lat: number; lon: number }, bearing: numbe
 }
 
 export const THRESHOLDS = [0.2, 2, 4] as const;
+/** What the sample fields are, as the model chain's MAX6h names say (src/model/fieldMeaning.ts). */
+export const QUANTITY = "maximum of 6-hour mean ash concentration";
+/** Hourly outputs over a day, as a run map's `times`. */
+export const DAY_OF_OUTPUTS = Array.from({ length: 25 }, (_, h) => new Date(Date.UTC(2010, 3, 14, 6 + h)).toISOString().replace(".000Z", "Z"));
 
 /** The run maximum per flight-level band: a 24 h plume, widest low in the atmosphere. */
 export function samplePlumeBands(hours = 24): Array<{ label: string; areas: ThresholdBand[] }> {

@@ -3,18 +3,23 @@ import type { LatLonBoxModel } from "../../src/contract/ashModel.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
 import { runMapLayout, renderRunMap, type RunMapInput } from "../../src/render/runMap.ts";
-import { ASH_FILL_ALPHA, ASH_HIGH, ASH_LOW, ASH_MEDIUM, ASH_VERY_HIGH, EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
-import { EYJAFJALLAJOKULL, ICELAND_BOX, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
+import type { Rgb } from "../../src/render/style.ts";
+import { ashClasses, ASH_FILL_OPACITY, rgbOf } from "../../src/contract/ashClasses.ts";
+import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
+import { DAY_OF_OUTPUTS, EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
 import { basePixels, closeTo, imagePoint, over, pngSize, readPixels } from "./pixels.ts";
 
 const base: Omit<RunMapInput, "type" | "bands"> = {
   volcano: EYJAFJALLAJOKULL,
   reftime: "2010-04-14T06:00:00Z",
-  validFrom: "2010-04-14T06:00:00Z",
-  validTo: "2010-04-15T06:00:00Z",
+  times: DAY_OF_OUTPUTS,
   box: ICELAND_BOX,
   thresholds: THRESHOLDS,
+  quantity: QUANTITY,
 };
+const [ASH_LOW, ASH_MEDIUM, ASH_HIGH] = ashClasses(THRESHOLDS).map((c) => rgbOf(c.colour)) as unknown as [Rgb, Rgb, Rgb];
+const ASH_VERY_HIGH = rgbOf(ashClasses([0.2, 2, 5, 10])[3]!.colour);
+const ASH_FILL_ALPHA = ASH_FILL_OPACITY;
 
 /** Low 0.2–2 in a 4°×3° rectangle south-east of Iceland, with medium 2–4 in a hole in its middle. */
 function squareBands(ccw = true): ThresholdBand[] {
@@ -35,7 +40,7 @@ const threeBands = (areas: ThresholdBand[]): RunMapInput["bands"] => [
 describe("renderRunMap", () => {
   it("is a PNG of the layout's size", async () => {
     const png = await renderRunMap({ ...base, type: "Exercise", bands: samplePlumeBands() });
-    const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
+    const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     expect(layout.width).toBe(1200);
     expect(layout.height).toBeGreaterThan(400);
@@ -56,7 +61,7 @@ describe("renderRunMap", () => {
     // A Real Eruption has no watermark: away from labels, a pixel is the base map's, or the ash over it.
     const type = "Real Eruption";
     const filled = await readPixels(await renderRunMap({ ...base, type, bands: threeBands(squareBands()) }));
-    const layout = runMapLayout({ type, box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
+    const layout = runMapLayout({ type, box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
     const panel = layout.panels[0]!;
     const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
     const empty = await basePixels(canvas, panel);
@@ -89,7 +94,7 @@ describe("renderRunMap", () => {
     ];
     const type = "Real Eruption";
     const filled = await readPixels(await renderRunMap({ ...base, thresholds, type, bands: threeBands(areas) }));
-    const panel = runMapLayout({ type, box: ICELAND_BOX, thresholds, bandCount: 3 }).panels[0]!;
+    const panel = runMapLayout({ type, box: ICELAND_BOX, thresholds, quantity: QUANTITY, bandCount: 3 }).panels[0]!;
     const { projection, canvas } = getBaseMap(ICELAND_BOX, panel.w, panel.h);
     const empty = await basePixels(canvas, panel);
     const [hx, hy] = imagePoint(projection, panel, -13, 58.5);
@@ -103,7 +108,7 @@ describe("renderRunMap", () => {
     const exercise = await readPixels(await renderRunMap({ ...base, type: "Exercise", bands }));
     const rehearsal = await readPixels(await renderRunMap({ ...base, type: "Rehearsal", bands }));
     const real = await readPixels(await renderRunMap({ ...base, type: "Real Eruption", bands }));
-    const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
+    const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
     // The banner spans the width at the top.
     expect(exercise.count(EXERCISE_COLOUR, { x: 0, y: 0, w: exercise.width, h: layout.metrics.bannerHeight })).toBeGreaterThan(exercise.width * 10);
     expect(rehearsal.count(REHEARSAL_COLOUR)).toBeGreaterThan(rehearsal.width * 10);
@@ -112,12 +117,12 @@ describe("renderRunMap", () => {
     expect(real.count(REAL_ERUPTION_COLOUR)).toBeGreaterThan(500);
     expect(exercise.count(REAL_ERUPTION_COLOUR)).toBe(0);
     // No banner above the title: the Real Eruption image starts with its title.
-    expect(runMapLayout({ type: "Real Eruption", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 }).metrics.bannerHeight).toBe(0);
+    expect(runMapLayout({ type: "Real Eruption", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 }).metrics.bannerHeight).toBe(0);
   });
 
   it("renders a run without ash, saying so in every panel", async () => {
     const png = await renderRunMap({ ...base, type: "Real Eruption", bands: [] });
-    const layout = runMapLayout({ type: "Real Eruption", box: ICELAND_BOX, thresholds: THRESHOLDS, bandCount: 3 });
+    const layout = runMapLayout({ type: "Real Eruption", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     const pixels = await readPixels(png);
     const withAsh = await readPixels(await renderRunMap({ ...base, type: "Real Eruption", bands: threeBands(squareBands()) }));
@@ -139,7 +144,7 @@ describe("renderRunMap", () => {
     const input = { ...base, box, volcano: shiveluch, type: "Real Eruption" as const };
     const png = await renderRunMap({ ...input, bands: threeBands(areas) });
     const filled = await readPixels(png);
-    const layout = runMapLayout({ type: "Real Eruption", box, thresholds: THRESHOLDS, bandCount: 3 });
+    const layout = runMapLayout({ type: "Real Eruption", box, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
     const panel = layout.panels[0]!;
     const { projection, canvas } = getBaseMap(box, panel.w, panel.h);

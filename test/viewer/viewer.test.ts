@@ -14,7 +14,7 @@ import { buildSite, makeSite, serve, type Site } from "../server/serverFixtures.
 import { SAMPLES, resourceText, runModel, startSampleSite, type SampleSite } from "./sampleSite.ts";
 
 /** The band labels the viewer shows: the flight-level band its layer name starts with. */
-const BAND = /^((?:SFC|FL\d+)\/(?:FL)?\d+) ash areas$/;
+const BAND = /^((?:SFC|FL\d+)\/(?:FL)?\d+) ash areas, maximum of 6-hour mean ash concentration$/;
 
 interface BandSteps {
   band: string;
@@ -101,7 +101,9 @@ describe("the viewer on the published sample runs", () => {
     // The latest run is not pinned in the address: a reload shows whatever run is latest then.
     expect(new URL(watched.page.url()).search).toBe("");
     expect(await watched.page.locator('a[href="../changelog"]').count()).toBe(1);
-    expect((await watched.page.locator("#legend-list li").allTextContents()).map((t) => t.trim())).toEqual(["0.2 – 2 mg/m³", "2 – 4 mg/m³", "≥ 4 mg/m³"]);
+    expect((await watched.page.locator("#legend-list li").allTextContents()).map((t) => t.trim())).toEqual(["0.2 – 2 mg/m³ low", "2 – 4 mg/m³ medium", "≥ 4 mg/m³ high"]);
+    // What the field is, read from the model output's MAX6h_ naming through the KML (src/model/fieldMeaning.ts).
+    expect(await watched.page.locator("#legend-title").textContent()).toBe("Maximum of 6-hour mean ash concentration");
     expect(await watched.page.locator(".volcano-marker").count()).toBe(1);
     await watched.page.close();
   });

@@ -57,7 +57,7 @@ async function analyse(output: ModelOutput, fileName: string, thresholds: readon
       steps.push({ time: times[t]!, end: stepEnd(times, t), areas });
     }
     pointGrid?.endBand();
-    bands.push({ band: variable.band, variable: variable.name, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
+    bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
   }
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
   const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(fileName)?.[1]?.concat("Z");

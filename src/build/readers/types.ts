@@ -6,6 +6,7 @@
  */
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
+import type { FieldMeaning } from "../../model/fieldMeaning.ts";
 import type { FlightLevelBand, ModelOutput } from "../../model/types.ts";
 import type { Issues } from "../issues.ts";
 import type { RecordedPointGrid } from "../pointGrids.ts";
@@ -81,6 +82,8 @@ export interface WmsCapabilities {
 export interface ModelBandAnalysis {
   band: FlightLevelBand;
   variable: string;
+  /** What the field is, e.g. `maximum of 6-hour mean ash concentration` (src/model/fieldMeaning.ts). */
+  meaning: FieldMeaning;
   /** Ash areas per time step; `end` is the next step's time (the last step lasts as long as the one before). */
   steps: Array<{ time: string; end: string; areas: ThresholdBand[] }>;
   /** Ash areas of the maximum over all steps (the run's map). */
