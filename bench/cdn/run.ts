@@ -12,11 +12,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, readFileSync, readdirSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readlink, rm, writeFile } from "node:fs/promises";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeDocsSection } from "../docsSection.ts";
+import { freePort } from "../freePort.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = path.join(REPO, "bin/ashcast");
@@ -69,13 +69,6 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 /** CPU seconds of a process and its descendants. */
 function cpuSeconds(pid: number): number {
   try {

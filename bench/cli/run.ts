@@ -17,12 +17,12 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { writeDocsSection } from "../docsSection.ts";
+import { freePort } from "../freePort.ts";
 
 const AFTER = fileURLToPath(new URL("../..", import.meta.url));
 const PRODUCT = "/volcanicashforecast/0.1";
@@ -149,13 +149,6 @@ async function generateRuns(dir: string, count: number): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function get(url: string, encoding: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -28,11 +28,11 @@ import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BENCHMARKS_DOC, writeDocsSection } from "../docsSection.ts";
+import { freePort } from "../freePort.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const SERVER = path.join(REPO, "bench", "limits", "server.ts");
@@ -137,13 +137,6 @@ async function stopAll(): Promise<void> {
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)));
 
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const port = (server.address() as net.AddressInfo).port;
-  server.close();
-  return port;
-}
 
 interface Server {
   child: ChildProcess;

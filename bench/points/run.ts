@@ -20,7 +20,6 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +34,7 @@ import { PointGridStore } from "../../src/server/pointGrids.ts";
 import { parseRoute } from "../../src/server/routeInput.ts";
 import { answerRoute, MAX_ROUTE_SAMPLES } from "../../src/server/routeQuery.ts";
 import { FULL, fullSizeRuns, manyRuns } from "./fixtures.ts";
+import { freePort } from "../freePort.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,14 +64,6 @@ process.on("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function timed(command: string, args: string[], cwd: string): number {
   const start = performance.now();

@@ -19,12 +19,12 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { stripTypeScriptTypes } from "node:module";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { writeDocsSection } from "../docsSection.ts";
+import { freePort } from "../freePort.ts";
 
 const AFTER = fileURLToPath(new URL("../..", import.meta.url));
 const PRODUCT = "/volcanicashforecast/0.1";
@@ -61,13 +61,6 @@ function parseOptions(argv: readonly string[]): Options {
   return options;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; etag: string | undefined }> {
   return new Promise((resolve, reject) => {

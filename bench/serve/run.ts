@@ -39,13 +39,13 @@ import { createHash } from "node:crypto";
 import { accessSync, closeSync, constants, openSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { copyFile, cp, mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { DEFAULT_BODY_CACHE_BYTES } from "../../src/server/releaseSource.ts";
 import { formatSummary, summariseFile, type ProfileSummary } from "./profile.ts";
+import { freePort } from "../freePort.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 /** The copy of the application the bench runs (see snapshot()); the working tree itself with --no-snapshot. */
@@ -221,16 +221,6 @@ function killAllNow(): void {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function tail(file: string, lines = 15): string {
   try {
