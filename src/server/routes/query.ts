@@ -15,6 +15,7 @@ import { MAX_ROUTE_BODY_BYTES, parseRoute } from "../routeInput.ts";
 import { answerRoute } from "../routeQuery.ts";
 import { selectRun } from "../select.ts";
 import { readOnlyRoutes, type Responder } from "./respond.ts";
+import { readLimited } from "../readLimited.ts";
 
 const JSON_TYPE = "application/json;charset=UTF-8";
 const ROUTE_ALLOW = "POST, OPTIONS";
@@ -43,7 +44,8 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   async function route(c: Context): Promise<Response> {
     const media = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!ROUTE_MEDIA.has(media)) return problemResponse(415, "send the route as application/geo+json (a GeoJSON Feature with a LineString)");
-    const text = await readBounded(c.req.raw);
+    const bytes = await readLimited(c.req.raw, MAX_ROUTE_BODY_BYTES);
+    const text = bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
     if (text === undefined) return problemResponse(413, `the body is larger than ${MAX_ROUTE_BODY_BYTES / 1024 / 1024} MiB: simplify or split the route`);
     let json: unknown;
     try {
@@ -74,23 +76,3 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   return group;
 }
 
-/** The body as text, or undefined as soon as it passes the bound (the rest is not read). */
-async function readBounded(request: Request): Promise<string | undefined> {
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-  if (declared > MAX_ROUTE_BODY_BYTES) return undefined;
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_ROUTE_BODY_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
