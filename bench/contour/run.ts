@@ -210,7 +210,7 @@ if (write && gdal) {
     "",
     "**What is measured.** `bench/contour/field.ts` makes a deterministic plume-like field of 800 × 500 cells (a source in",
     "the west, a bending, widening plume with a sheared branch and turbulent lobes; peak ≈ 40 mg/m³; nothing at or above",
-    "0.2 on the grid edges). `contourBands` (d3-contour per threshold on the bounding box of the ash, banding, nesting,",
+    "0.2 on the grid edges). `contourBands` (marching squares per threshold on the bounding box of the ash, banding, nesting,",
     "simplification, mapping to lon/lat on a regular 0.1° grid) is timed in-process. `gdal_contour -p -amin -amax -fl 0.2 2 4`",
     "reads the same float32 values from an ESRI `.flt` (EHdr) file and writes GeoJSON; the whole process is timed with",
     "`performance.now()` around `spawnSync`, and its start-up (driver registration, a tiny file) is measured apart by the",

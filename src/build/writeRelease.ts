@@ -98,6 +98,7 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
     lists: { reftimes: "reftimes.json", changelog: "changelog.rss", report: "report.json" },
     artefacts: sortKeys(artefacts),
     viewer: viewer.files,
+    feedBase: content.publicUrl,
   };
   const { runs: _inChunks, ...storedIndex } = index;
   await switchToRelease(distDir, staged, releaseId, `${JSON.stringify(storedIndex satisfies StoredReleaseIndex)}\n`);

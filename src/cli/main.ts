@@ -130,7 +130,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
       const settings = resolveBuildSettings(flags);
-      const [{ listen }, { signInSettings }, { loadTraffic }] = await Promise.all([import("./listen.ts"), import("../server/serve.ts"), import("../server/limits/trafficConfig.ts")]);
+      const [{ listen }, { signInSettings }, { loadTraffic }, { checkFeedLinks }] = await Promise.all([
+        import("./listen.ts"),
+        import("../server/serve.ts"),
+        import("../server/limits/trafficConfig.ts"),
+        import("../server/transport.ts"),
+      ]);
+      // Before the first build: it would publish a changelog whose links only this machine can follow.
+      checkFeedLinks(flags.host, settings.publicUrl);
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
       // build; `serve` is stopped by startServer itself, before it listens.
       await signInSettings(flags.users);

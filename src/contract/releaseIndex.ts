@@ -99,6 +99,11 @@ export const StoredReleaseIndex = z.strictObject({
    * Absent in releases made before the viewer existed.
    */
   viewer: z.record(z.string(), z.string()).optional(),
+  /**
+   * The public address the changelog's links start with (the build's --public-url). The server refuses to
+   * listen beyond loopback when it is a loopback address. Absent in releases made before it was recorded.
+   */
+  feedBase: z.string().optional(),
 });
 export type StoredReleaseIndex = z.infer<typeof StoredReleaseIndex>;
 

@@ -2,35 +2,44 @@
  * Banded contours of a concentration field: for thresholds t0 < t1 < … one band per interval
  * [t_i, t_{i+1}) (the last unbounded), as lon/lat polygons with holes, outer rings counter-clockwise.
  *
- * How: d3-contour traces the level set {v ≥ t} of each threshold (marching squares with linear
- * interpolation between cell centres). The rings of one field's level sets never cross, so band i is
+ * How: isorings traces the level set {v ≥ t} of each threshold (marching squares with linear
+ * interpolation between cell centres, saddles joined so that no ash is cut away). The rings of one
+ * field's level sets never cross, so band i is
  * assembled from the rings of {v ≥ t_i} and the reversed rings of {v ≥ t_{i+1}}: stretches both share
  * (where the band has no width, along missing values or the grid edge) cancel out, the rest is nested
  * by depth (even depth: outer ring, odd: hole). Work is restricted to the bounding box of the cells at
- * or above the lowest threshold; rings are simplified below the grid resolution in grid-index space,
- * then mapped to lon/lat.
+ * or above the lowest threshold; rings are simplified outward only (a dropped position never lies
+ * outside the simplified ring, so no area at or above a threshold shrinks), far below the grid
+ * resolution, in grid-index space, then mapped to lon/lat.
  *
  * Conventions: grid coordinates put the centre of column i at x = i and of row j at y = j
- * (values[y * nx + x]). NaN is missing: a level set stops at the last valid cell centre. Contours never
- * leave the cell-centre extent of the grid (a field at or above a threshold on the grid edge is closed
- * along the outermost cell centres).
+ * (values[y * nx + x]). NaN is missing: a level set stops at the last valid cell centre. At the grid's
+ * edge a level set reaches the outer edge of the outermost cells (half a cell beyond their centres), the
+ * footprint of the model's cells, and never further.
  */
-import { contours } from "d3-contour";
 import type { GridToLonLat, Polygon, Position, Ring, ThresholdBand } from "./types.ts";
+import { isorings } from "./isorings.ts";
 import { findCrossingRings, orientRing, pointInRing, ringArea, simplifyRingIndices } from "./rings.ts";
 
 export { isCounterClockwise, pointInRing, polygonArea, polygonAreaKm2, ringArea, ringAreaKm2, simplifyRing } from "./rings.ts";
 
 export interface ContourBandsOptions {
   /**
-   * Douglas–Peucker tolerance in grid cells, applied in grid-index space before mapping to lon/lat.
-   * Default 0.1 (well under the grid resolution); 0 keeps every marching-squares vertex.
+   * Douglas–Peucker tolerance in grid cells, applied outward only, in grid-index space before mapping to
+   * lon/lat. Default 0.01; 0 keeps every marching-squares vertex.
    */
   simplifyCells?: number;
 }
 
-/** Default simplification tolerance, in grid cells. */
-export const DEFAULT_SIMPLIFY_CELLS = 0.1;
+/**
+ * Default simplification tolerance, in grid cells: outward only, so areas only grow; 0.01 cell keeps the
+ * intersection over union with gdal_contour's areas at 0.99 or more even for areas of a few cells, and
+ * still drops the marching squares' collinear runs (docs/benchmarks.md, "Ash areas against gdal_contour").
+ */
+export const DEFAULT_SIMPLIFY_CELLS = 0.01;
+
+/** Rings from isorings keep the region on their right in grid coordinates: left of a chord is outside. */
+const OUTSIDE = 1;
 
 /**
  * Banded threshold polygons of a row-major field (values[y * nx + x], NaN missing).
@@ -58,8 +67,8 @@ export function contourBands(
   const box = boxAtOrAbove(values, nx, ny, thresholds[0]!);
   if (!box) return bands;
 
-  // The box with a margin of one cell on each side; margin cells outside the grid are missing (NaN),
-  // so no ring ever reaches the sub-grid's own edge (d3-contour's edge convention never applies).
+  // The box with a margin of one cell on each side; margin cells outside the grid are −Infinity, which
+  // isorings reads as the outside of the grid (areas reach the outer edge of the grid's cells).
   const x0 = box.x0 - 1;
   const y0 = box.y0 - 1;
   const w = box.x1 - box.x0 + 3;
@@ -69,19 +78,16 @@ export function contourBands(
     const y = y0 + j;
     for (let i = 0; i < w; i++) {
       const x = x0 + i;
-      sub[j * w + i] = x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : NaN;
+      sub[j * w + i] = x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : -Infinity;
     }
   }
 
-  const generator = contours().size([w, h]).smooth(true);
-  // d3-contour puts the centre of cell i at i + 0.5: shift back by half a cell, then by the box offset.
+  // isorings puts the centre of cell i at i: shift by the box offset.
   const levels: Ring[][] = thresholds.map((t) => {
     const rings: Ring[] = [];
-    for (const polygon of generator.contour(sub as unknown as number[], t).coordinates) {
-      for (const raw of polygon) {
-        const ring = dedupe(raw.map((p): Position => [p[0]! - 0.5 + x0, p[1]! - 0.5 + y0]));
-        if (ring.length >= 4) rings.push(ring);
-      }
+    for (const raw of isorings(sub, w, h, t)) {
+      const ring = dedupe(raw.map((p): Position => [p[0] + x0, p[1] + y0]));
+      if (ring.length >= 4) rings.push(ring);
     }
     return rings;
   });
@@ -187,7 +193,7 @@ function simplifyLevels(levels: Ring[][], tolerance: number): Ring[][] {
   const kept = all.map((ring) => {
     const keep: number[] = [];
     for (let i = 0; i < ring.length - 1; i++) if (isCentre(ring[i]!) && uses.get(key(ring[i]!))! > 1) keep.push(i);
-    return simplifyRingIndices(ring, tolerance, keep);
+    return simplifyRingIndices(ring, tolerance, keep, OUTSIDE);
   });
   const simple = all.map((ring, r) => (kept[r]!.length === ring.length ? ring : kept[r]!.map((i) => ring[i]!)));
   // Segments a simplification created (joining positions that were not consecutive): only they can cross.
@@ -210,11 +216,13 @@ function simplifyLevels(levels: Ring[][], tolerance: number): Ring[][] {
   return out;
 }
 
-const isCentre = (p: Position): boolean => Number.isInteger(p[0]) && Number.isInteger(p[1]);
+/** On a line of cell centres or of cell edges (the grid's outer edge): where rings of two levels can meet. */
+const onLattice = (v: number): boolean => Number.isInteger(2 * v);
+const isCentre = (p: Position): boolean => onLattice(p[0]) && onLattice(p[1]);
 
 /**
  * Polygons of a region given the rings of its boundary, all oriented with the region on their right
- * (d3-contour's convention in grid coordinates). Opposite copies of the same segment cancel.
+ * (isorings' convention in grid coordinates). Opposite copies of the same segment cancel.
  */
 function assemble(input: Ring[]): Polygon[] {
   const loops = cancelSharedSegments(splitOnSharedLines(input))
@@ -230,7 +238,7 @@ function assemble(input: Ring[]): Polygon[] {
  */
 function splitOnSharedLines(rings: Ring[]): Ring[] {
   const lineOf = (a: Position, b: Position): string | undefined =>
-    a[0] === b[0] && Number.isInteger(a[0]) ? `x${a[0]}` : a[1] === b[1] && Number.isInteger(a[1]) ? `y${a[1]}` : undefined;
+    a[0] === b[0] && onLattice(a[0]) ? `x${a[0]}` : a[1] === b[1] && onLattice(a[1]) ? `y${a[1]}` : undefined;
   // Positions (their varying coordinate) on each line, with the rings they come from.
   const lines = new Map<string, { at: number[]; rings: Set<number> }>();
   rings.forEach((ring, r) => {
@@ -279,7 +287,7 @@ function cancelSharedSegments(rings: Ring[]): Ring[] {
   // Only segments joining two cell centres or lying on a line of centres can be shared: look at those first.
   const count = new Map<string, number>();
   const candidate = (a: Position, b: Position): boolean =>
-    (isCentre(a) && isCentre(b)) || (a[0] === b[0] && Number.isInteger(a[0])) || (a[1] === b[1] && Number.isInteger(a[1]));
+    (isCentre(a) && isCentre(b)) || (a[0] === b[0] && onLattice(a[0])) || (a[1] === b[1] && onLattice(a[1]));
   for (const ring of rings) {
     for (let i = 1; i < ring.length; i++) {
       if (!candidate(ring[i - 1]!, ring[i]!)) continue;

@@ -67,8 +67,13 @@ export function simplifyRing(ring: readonly Position[], tolerance: number, keep?
   return simplifyRingIndices(ring, tolerance, keep).map((i): Position => [ring[i]![0], ring[i]![1]]);
 }
 
-/** The indices of the positions `simplifyRing` keeps (the first and last are 0 and ring.length - 1). */
-export function simplifyRingIndices(ring: readonly Position[], tolerance: number, keep?: Iterable<number>): number[] {
+/**
+ * The indices of the positions `simplifyRing` keeps (the first and last are 0 and ring.length - 1).
+ * With `keepSide` (1: left of the chord, −1: right, by the sign of the cross product), a position strictly
+ * on that side of the chord that would replace it is never dropped: the outline only moves to the other
+ * side (outward, when keepSide is the side away from the region).
+ */
+export function simplifyRingIndices(ring: readonly Position[], tolerance: number, keep?: Iterable<number>, keepSide?: 1 | -1): number[] {
   const n = ring.length - 1; // distinct positions (the last repeats the first)
   const all = (): number[] => ring.map((_, i) => i);
   if (!(tolerance > 0) || n < 4) return all();
@@ -103,11 +108,19 @@ export function simplifyRingIndices(ring: readonly Position[], tolerance: number
     const pb = ring[b]!;
     let worst = -1;
     let worstD = tol2;
+    // Positions on the kept side rank above any within tolerance; among them, the farthest first.
+    let worstSide = false;
+    const ex = pb[0] - pa[0];
+    const ey = pb[1] - pa[1];
+    const slack = 1e-9 * Math.hypot(ex, ey);
     for (let i = a + 1; i < b; i++) {
-      const d = segmentDistance2(ring[i]!, pa, pb);
-      if (d > worstD) {
+      const p = ring[i]!;
+      const d = segmentDistance2(p, pa, pb);
+      const onSide = keepSide !== undefined && keepSide * (ex * (p[1] - pa[1]) - ey * (p[0] - pa[0])) > slack;
+      if ((onSide && (!worstSide || d > worstD)) || (!worstSide && !onSide && d > worstD)) {
         worstD = d;
         worst = i;
+        worstSide = onSide;
       }
     }
     if (worst >= 0) {
@@ -212,7 +225,19 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
     }
   });
   if (newSegs.length === 0) return bad;
-  let size = extent / newSegs.length;
+  // Buckets no smaller than 1/1024 of the rings' span: a few tiny new segments must not make a long
+  // segment visit millions of buckets.
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (const ring of rings) {
+    for (const p of ring) {
+      minX = Math.min(minX, p[0]);
+      minY = Math.min(minY, p[1]);
+      maxX = Math.max(maxX, p[0]);
+      maxY = Math.max(maxY, p[1]);
+    }
+  }
+  let size = Math.max(extent / newSegs.length, Math.max(maxX - minX, maxY - minY) / 1024);
   if (!(size > 0)) size = 1;
   const cellKey = (x: number, y: number): number => x * 1_048_573 + y;
   const buckets = new Map<number, number[]>();

@@ -35,6 +35,26 @@ export function checkClearBinding(host: string, mode: TransportMode): void {
   });
 }
 
+/**
+ * Refuses to listen beyond loopback while the feed's links (the build's public URL) point at a loopback
+ * address: every client elsewhere would get links to its own machine. The address cannot be derived
+ * safely from requests (Host is the client's to choose), so it must be configured.
+ */
+export function checkFeedLinks(host: string, feedBase: string | undefined): void {
+  if (feedBase === undefined || isLoopback(host)) return;
+  let hostname: string;
+  try {
+    hostname = new URL(feedBase).hostname;
+  } catch {
+    return;
+  }
+  if (!isLoopback(hostname)) return;
+  throw new UserError(`refusing to serve on ${host}: the changelog's links point at ${feedBase}, which only this machine can reach`, {
+    where: "--public-url",
+    fix: "give the address clients use, e.g. --public-url https://ash.example.org/volcanicashforecast/0.1 (or ASHCAST_PUBLIC_URL), to start or to the build that publishes the dist directory; or listen on 127.0.0.1",
+  });
+}
+
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
 /**

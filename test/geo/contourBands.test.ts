@@ -61,21 +61,35 @@ function expectValid(bands: ThresholdBand[], thresholds: readonly number[] = THR
 describe("contourBands: exact small cases", () => {
   it("one cell above the threshold gives a diamond through the half-way points", () => {
     const bands = contourBands(new Float32Array([0, 0, 0, 0, 1, 0, 0, 0, 0]), 3, 3, [0.5], identity);
-    expect(bands).toEqual([{ lower: 0.5, upper: null, polygons: [{ outer: [[1.5, 1], [1, 1.5], [0.5, 1], [1, 0.5], [1.5, 1]], holes: [] }] }]);
+    expect(bands).toEqual([{ lower: 0.5, upper: null, polygons: [{ outer: [[1, 0.5], [1.5, 1], [1, 1.5], [0.5, 1], [1, 0.5]], holes: [] }] }]);
   });
 
   it("interpolates linearly between cell centres, and the hole of a band is the next band's outer ring reversed", () => {
     const values = new Float32Array([0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 4, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]);
     const [low, high] = contourBands(values, 5, 5, [0.5, 2], identity, { simplifyCells: 0 });
     // 2 is crossed a third of the way from the centre cell (4) to its neighbours (1).
-    // (d3-contour computes x + (2 - 1) / (4 - 1) - 0.5 in floating point: 4/3 comes out as 1.3333333333333335.)
-    expect(high!.polygons).toEqual([{ outer: [[8 / 3, 2], [2, 8 / 3], [1.3333333333333335, 2], [2, 1.3333333333333335], [8 / 3, 2]], holes: [] }]);
+    expect(high!.polygons).toEqual([{ outer: [[2, 4 / 3], [8 / 3, 2], [2, 8 / 3], [4 / 3, 2], [2, 4 / 3]], holes: [] }]);
     expect(low!.polygons).toHaveLength(1);
     expect(low!.polygons[0]!.holes).toEqual([high!.polygons[0]!.outer.slice().reverse()]);
     expect(low!.polygons[0]!.outer).toEqual([
-      [3.5, 3], [3, 3.5], [2, 3.5], [1.5, 3], [1, 2.5], [0.5, 2], [0.5, 1], [1, 0.5], [2, 0.5], [2.5, 1], [3, 1.5], [3.5, 2], [3.5, 3],
+      [1, 0.5], [2, 0.5], [2.5, 1], [3, 1.5], [3.5, 2], [3.5, 3], [3, 3.5], [2, 3.5], [1.5, 3], [1, 2.5], [0.5, 2], [0.5, 1], [1, 0.5],
     ]);
     expect(polygonArea(low!.polygons[0]!) + polygonArea(high!.polygons[0]!)).toBeCloseTo(ringArea(low!.polygons[0]!.outer), 12);
+  });
+
+  it("joins the high corners of a saddle, either diagonal (the ash may connect), but never across two missing corners", () => {
+    const saddle = (values: number[]) => contourBands(new Float32Array(values), 4, 4, [0.5], identity, { simplifyCells: 0 })[0]!.polygons;
+    expect(saddle([0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0])).toEqual([
+      { outer: [[1, 0.5], [1.5, 1], [2, 1.5], [2.5, 2], [2, 2.5], [1.5, 2], [1, 1.5], [0.5, 1], [1, 0.5]], holes: [] },
+    ]);
+    expect(saddle([0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0])).toEqual([
+      { outer: [[2, 0.5], [2.5, 1], [2, 1.5], [1.5, 2], [1, 2.5], [0.5, 2], [1, 1.5], [1.5, 1], [2, 0.5]], holes: [] },
+    ]);
+    // Between two missing corners a joined saddle would be a bridge of no width along the diagonal.
+    expect(saddle([0, 0, 0, 0, 0, 1, Number.NaN, 0, 0, Number.NaN, 1, 0, 0, 0, 0, 0])).toEqual([
+      { outer: [[1, 0.5], [1, 1], [0.5, 1], [1, 0.5]], holes: [] },
+      { outer: [[2, 2], [2.5, 2], [2, 2.5], [2, 2]], holes: [] },
+    ]);
   });
 
   it("returns empty bands fast for an empty, all-below or all-NaN field", () => {
@@ -238,7 +252,7 @@ describe("contourBands: analytic fields on a regular 1° grid", () => {
     }
   });
 
-  it("closes rings along the grid edge, on the outermost cell centres", () => {
+  it("closes rings along the grid edge, on the outer edge of the outermost cells", () => {
     const edge = field(nx, ny, gaussian(0, cy, s));
     const bands = contourBands(edge, nx, ny, THRESHOLDS, identity);
     expectValid(bands);
@@ -247,18 +261,20 @@ describe("contourBands: analytic fields on a regular 1° grid", () => {
     THRESHOLDS.forEach((t, i) => {
       const r = gaussianRadius(s, t);
       const outer = bands[i]!.polygons[0]!.outer;
-      expect(outer.every(([x]) => x >= 0)).toBe(true);
-      const onEdge = outer.filter(([x]) => x === 0).map(([, y]) => y);
+      expect(outer.every(([x]) => x >= -0.5)).toBe(true);
+      const onEdge = outer.filter(([x]) => x === -0.5).map(([, y]) => y);
       expect(Math.min(...onEdge)).toBeCloseTo(cy - r, 0);
       expect(Math.max(...onEdge)).toBeCloseTo(cy + r, 0);
-      expect(Math.abs(areaAtOrAbove(bands, i) / ((Math.PI * r * r) / 2) - 1)).toBeLessThan(0.01);
+      // Half a disc, and the half-cell strip of the edge cells' footprint beyond their centres.
+      expect(Math.abs(areaAtOrAbove(bands, i) / ((Math.PI * r * r) / 2 + r) - 1)).toBeLessThan(0.01);
     });
-    // A field filling the grid: one rectangle through the corner cell centres.
+    // A field filling the grid: one rectangle, the grid's footprint, corners included.
     const full = contourBands(new Float32Array(12).fill(5), 4, 3, [1], identity);
     expect(full[0]!.polygons).toHaveLength(1);
     expect(full[0]!.polygons[0]!.holes).toEqual([]);
-    expect(Math.abs(ringArea(full[0]!.polygons[0]!.outer))).toBe(6);
-    expect(new Set(full[0]!.polygons[0]!.outer.map((p) => p.join(",")))).toEqual(new Set(["0,0", "3,0", "3,2", "0,2"]));
+    expect(Math.abs(ringArea(full[0]!.polygons[0]!.outer))).toBe(12);
+    const corners = ["-0.5,-0.5", "3.5,-0.5", "3.5,2.5", "-0.5,2.5"];
+    expect(full[0]!.polygons[0]!.outer.map((p) => p.join(",")).filter((p) => corners.includes(p)).sort()).toEqual(corners.sort());
   });
 });
 
@@ -342,9 +358,9 @@ describe("contourBands: degenerate fields (property)", () => {
           const level = THRESHOLDS.map((t) => bandArea(contourBands(field, nx, ny, [t], identity, { simplifyCells: 0 })[0]!));
           bands.forEach((band, i) => expect(bandArea(band)).toBeCloseTo(level[i]! - (level[i + 1] ?? 0), 9));
         }
-        // Every position stays within the cell-centre extent of the grid.
+        // Every position stays within the footprint of the grid's cells.
         for (const p of bands.flatMap(rings).flat()) {
-          expect(p[0] >= 0 && p[0] <= nx - 1 && p[1] >= 0 && p[1] <= ny - 1).toBe(true);
+          expect(p[0] >= -0.5 && p[0] <= nx - 0.5 && p[1] >= -0.5 && p[1] <= ny - 0.5).toBe(true);
         }
       }),
       { numRuns: 300, seed: 20240501 },
