@@ -1,6 +1,8 @@
 /**
  * The OpenAPI 3.1 document of the service, generated from the same zod schemas that validate the
- * artefacts at build time, so the description cannot drift from what is served.
+ * artefacts at build time, so the description cannot drift from what is served. Which operations need a
+ * bearer token is read from the access rules the server enforces. `@redocly/cli lint` with its recommended
+ * rules accepts it without a warning (test/contract/openapiLint.test.ts).
  */
 import { z } from "zod";
 import { AshLayerGroupModel, AshLayerModel, AshMetaModel, AshModel, AshTimestepModel, LatLonBoxModel, RefTimeModel } from "../contract/ashModel.ts";
@@ -9,6 +11,7 @@ import { CachePurge, DatasetsBody } from "../contract/cachePurges.ts";
 import { Job, JobOutcome } from "../contract/jobs.ts";
 import { AshClassId, Encounter, ModelRoute, PointAnswer, PointSeries, PointStep, RouteAnswer, RoutePoint, RouteRequest, Stretch } from "../contract/queries.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
+import { createAccessPolicy, DEFAULT_ACCESS_RULES, type AccessPolicy, type AccessRule } from "../auth/accessRules.ts";
 import { RuntimeSettings } from "../operator/settings.ts";
 import { PRODUCT_PATH } from "./app.ts";
 
@@ -142,9 +145,10 @@ function withTrafficAnswers(paths: Record<string, unknown>): Record<string, unkn
 
 const oauthError = (description: string) => ({ description, content: { [JSON_TYPE]: { schema: ref("OAuthError") } } });
 
-function login(summary: string): Record<string, unknown> {
+function login(operationId: string, summary: string): Record<string, unknown> {
   return {
     post: {
+      operationId,
       summary,
       tags: ["auth"],
       requestBody: {
@@ -173,7 +177,36 @@ function login(summary: string): Record<string, unknown> {
   };
 }
 
-export function openApiDocument(options: { prefix?: string } = {}): Record<string, unknown> {
+/**
+ * Each operation's `security` as the access rules decide its method and path: the bearer scheme with the
+ * rule's role where they protect it, none (`[]`, stated rather than left out) where it is public. Path
+ * parameters are decided as one plain segment.
+ */
+function withSecurity(paths: Record<string, unknown>, policy: AccessPolicy): Record<string, unknown> {
+  for (const [path, operations] of Object.entries(paths) as Array<[string, Record<string, Record<string, unknown>>]>) {
+    const concrete = path.replace(/\{[^}]+\}/g, "x");
+    for (const [method, operation] of Object.entries(operations)) {
+      const decision = policy.decide(method.toUpperCase(), concrete);
+      if (decision.kind === "malformed") throw new Error(`Internal error: the OpenAPI path ${path} is not a readable path`);
+      operation.security = decision.kind === "protected" ? [{ bearer: decision.role === undefined ? [] : [decision.role] }] : [];
+    }
+  }
+  return paths;
+}
+
+const TAGS = [
+  { name: "data", description: "The forecast runs and what is drawn from them: a run as JSON or a PNG map, the reftimes that can be asked for, its named resources (KML, GeoJSON, PNG), and point and route queries. Public." },
+  { name: "metadata", description: "About the service: the change feed, health, configuration, terms of service, this document and the map viewer. Public to read." },
+  { name: "auth", description: "Sign-in for the operator addresses: a bearer token for a username and password (OAuth 2.0 password grant)." },
+  { name: "operator", description: "Running the service: the build report, settings, uploads, withdrawals and jobs. A bearer token of a user with the role the access rules name (operator, by default)." },
+];
+
+/**
+ * The document for a server at `prefix` that enforces `accessRules` (the default rules when not given).
+ *
+ * @example openApiDocument({ prefix: "/weatherapi" }).servers // [{ url: "/weatherapi/volcanicashforecast/0.1" }]
+ */
+export function openApiDocument(options: { prefix?: string; accessRules?: readonly AccessRule[] } = {}): Record<string, unknown> {
   const modelResponses = {
     "200": {
       description: "The run: its JSON description, or its PNG map",
@@ -189,8 +222,8 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
   };
   const noBuilder = problem("This server does not run the builder (use ashcast start)");
   const jobId = { name: "id", in: "path", required: true, description: "The job's id, as POST /jobs answered it", schema: { type: "string" } };
-  const get = (summary: string, tag: string, responses: Record<string, unknown>, parameters: unknown[] = []) => ({
-    get: { summary, tags: [tag], parameters, responses },
+  const get = (operationId: string, summary: string, tag: string, responses: Record<string, unknown>, parameters: unknown[] = []) => ({
+    get: { operationId, summary, tags: [tag], parameters, responses },
   });
   return {
     openapi: "3.1.0",
@@ -202,20 +235,20 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       termsOfService: "doc/TermsOfService",
     },
     servers: [{ url: `${options.prefix ?? ""}${PRODUCT_PATH}` }],
-    tags: [{ name: "data" }, { name: "metadata" }, { name: "auth" }, { name: "operator" }],
-    paths: withTrafficAnswers({
-      "/token": login("Sign in: a bearer token for a user's username and password (OAuth 2.0 password grant)"),
-      "/login": login("The same as /token"),
-      "/": get("The run for a reftime, or the latest (JSON, or PNG by Accept)", "data", modelResponses, [reftimeParameter]),
-      "/.json": get("The run as JSON", "data", modelResponses, [reftimeParameter]),
-      "/.png": get("The run as a PNG map", "data", modelResponses, [reftimeParameter]),
-      "/reftimes": get("The reftimes that can be requested, newest first", "data", {
+    tags: TAGS,
+    paths: withSecurity(withTrafficAnswers({
+      "/token": login("signIn", "Sign in: a bearer token for a user's username and password (OAuth 2.0 password grant)"),
+      "/login": login("logIn", "The same as /token"),
+      "/": get("getRun", "The run for a reftime, or the latest (JSON, or PNG by Accept)", "data", modelResponses, [reftimeParameter]),
+      "/.json": get("getRunJson", "The run as JSON", "data", modelResponses, [reftimeParameter]),
+      "/.png": get("getRunPng", "The run as a PNG map", "data", modelResponses, [reftimeParameter]),
+      "/reftimes": get("listReftimes", "The reftimes that can be requested, newest first", "data", {
         "200": { description: "Reftimes", content: { [JSON_TYPE]: { schema: { type: "array", items: ref("RefTimeModel") } } } },
         "204": noContent,
         "304": notModified,
         ...dataErrors,
       }),
-      "/resources": get("A named resource (a KML layer per time, volcanoes.json), or the list of names", "data", {
+      "/resources": get("getResource", "A named resource (a KML layer per time, volcanoes.json), or the list of names", "data", {
         "200": {
           description: "The resource, or without name the list of names",
           content: {
@@ -229,6 +262,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         ...dataErrors,
       }, [{ name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } }]),
       "/point": get(
+        "getPoint",
         "The ash concentration at a place: per model and flight-level band, every step of the run (or the step valid at `time`), with its class. The value is that of the model grid cell the place lies in",
         "data",
         {
@@ -248,6 +282,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       ),
       "/route": {
         post: {
+          operationId: "queryRoute",
           summary:
             "What a flight meets along its path: a GeoJSON LineString of [lon, lat, altitude_m] (altitude as pressure altitude), followed along great circles and sampled at most half a grid cell apart; with properties.coordTimes, the encounters (entry, exit, band, highest value, class); without, the highest value along the path per step",
           tags: ["data"],
@@ -268,7 +303,7 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
-      "/changelog": get("RSS feed of runs published, updated and withdrawn", "metadata", {
+      "/changelog": get("getChangelog", "RSS feed of runs published, updated and withdrawn", "metadata", {
         "200": { description: "RSS 2.0", content: { "application/rss+xml;charset=UTF-8": { schema: { type: "string" } } } },
         "204": noContent,
         "304": notModified,
@@ -277,9 +312,9 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       }),
       "/datasets": {
         get: {
+          operationId: "getDatasets",
           summary: "Every run folder with its state, validation problems, duplicates and variant conflicts (the build report); operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           responses: {
             "200": { description: "The report of the last build, and the recent purges of shared caches when the service publishes with --purge", content: { [JSON_TYPE]: { schema: ref("Datasets") } } },
             "204": { description: "No release is published yet" },
@@ -290,16 +325,16 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
         },
       },
       "/config": {
-        ...get("The effective configuration of this server, secrets left out", "metadata", {
+        ...get("getConfig", "The effective configuration of this server, secrets left out", "metadata", {
           "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
           "304": notModified,
           "405": dataErrors["405"],
           ...authErrors,
         }),
         post: {
+          operationId: "changeConfig",
           summary: "Change settings an operator may change (upload limits), persisted; operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref("RuntimeSettings") } } },
           responses: {
             "200": settingsAnswer,
@@ -315,17 +350,17 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       },
       "/config/reset": {
         post: {
+          operationId: "resetConfig",
           summary: "Return every setting to its default (the settings file is removed); operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           responses: { "200": settingsAnswer, ...authErrors, "405": dataErrors["405"], "500": dataErrors["500"], "503": problem("This server does not run the pipeline (use ashcast start)") },
         },
       },
       "/withdraw": {
         post: {
+          operationId: "withdrawRun",
           summary: "Withdraw the run of a reftime: its folders leave runs/ for the archive, the next build withdraws it; operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           parameters: [{ ...reftimeParameter, required: true, description: "Reference time of the run to withdraw, any ISO 8601 spelling" }],
           responses: {
             "202": {
@@ -342,9 +377,9 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       },
       "/upload": {
         post: {
+          operationId: "uploadRun",
           summary: "Upload a run: its files as a multipart form, or one zip archive; validated as a build would, then moved into runs/ whole; operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           parameters: [{ name: "folder", in: "query", required: false, description: "Name of the run folder to create (default: from the zip's folder, else <reftime>-upload-<time>)", schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$" } }],
           requestBody: {
             required: true,
@@ -373,15 +408,15 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       },
       "/jobs": {
         get: {
+          operationId: "listJobs",
           summary: "The jobs, newest first (finished ones for a while; the audit log keeps all); operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           responses: { "200": { description: "JSON", content: { [JSON_TYPE]: { schema: { type: "object", properties: { jobs: { type: "array", items: ref("Job") } }, required: ["jobs"] } } } }, ...authErrors, "405": dataErrors["405"], "500": dataErrors["500"], "503": noBuilder },
         },
         post: {
+          operationId: "submitJob",
           summary: "Submit a job: rebuild every run or one run folder (read and drawn again although unchanged), or clean up old releases and temporaries; operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           requestBody: {
             required: true,
             content: { [JSON_TYPE]: { schema: { oneOf: [{ type: "object", properties: { kind: { const: "rebuild" }, run: { type: "string" } }, required: ["kind"], additionalProperties: false }, { type: "object", properties: { kind: { const: "cleanup" } }, required: ["kind"], additionalProperties: false }] } } },
@@ -401,18 +436,18 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
       },
       "/jobs/{id}": {
         get: {
+          operationId: "getJob",
           summary: "A job: its state, and its outcome or error once finished; operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           parameters: [jobId],
           responses: { "200": { description: "JSON", content: { [JSON_TYPE]: { schema: ref("Job") } } }, ...authErrors, "404": problem("No such job"), "405": dataErrors["405"], "500": dataErrors["500"], "503": noBuilder },
         },
       },
       "/jobs/{id}/cancel": {
         post: {
+          operationId: "cancelJob",
           summary: "Cancel a job: at once while queued, between run folders while running (nothing is published); operators only",
           tags: ["operator"],
-          security: [{ bearer: [] }],
           parameters: [jobId],
           responses: {
             "200": { description: "Cancelled before it started", content: { [JSON_TYPE]: { schema: ref("Job") } } },
@@ -426,27 +461,24 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
           },
         },
       },
-      "/healthz": get("Health of the product", "metadata", {
+      "/healthz": get("getHealth", "Health of the product", "metadata", {
         "200": { description: "Serving a release (status ok or degraded)", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
         "405": dataErrors["405"],
         ...authErrors,
         "503": { description: "No release can be served", content: { "text/plain;charset=UTF-8": { schema: { type: "string" } } } },
       }),
-      "/doc/TermsOfService": get("Terms of service", "metadata", {
+      "/doc/TermsOfService": get("getTermsOfService", "Terms of service", "metadata", {
         "200": { description: "HTML", content: { "text/html;charset=UTF-8": { schema: { type: "string" } } } },
         "304": notModified,
         "405": dataErrors["405"],
         ...authErrors,
       }),
-      "/viewer/": get("The map viewer: an HTML page reading this API (`/viewer` redirects here)", "metadata", {
-        "200": { description: "HTML", content: { "text/html;charset=UTF-8": { schema: { type: "string" } } } },
-        "304": notModified,
-        "404": problem("No release has been published yet"),
-        "405": dataErrors["405"],
-        ...authErrors,
-      }),
+      // The page's own address is `/viewer/` (its relative urls need the slash, and `/viewer` redirects there).
+      // Linters refuse a path with a trailing slash (it reads as a second resource beside `/viewer`) and an
+      // operation that only redirects, so the page is described as `index.html`, which the server answers alike.
       "/viewer/{file}": get(
-        "A file of the map viewer, named by its page (script, style sheet, coastlines; the names carry a content hash)",
+        "getViewerFile",
+        "The map viewer, an HTML page reading this API: its page `index.html` (open it at `/viewer/`, where it is answered alike; `/viewer` redirects there) and the files it names (script, style sheet, coastlines; their names carry a content hash)",
         "metadata",
         {
           "200": {
@@ -454,19 +486,19 @@ export function openApiDocument(options: { prefix?: string } = {}): Record<strin
             content: { "text/javascript;charset=UTF-8": { schema: { type: "string" } }, "text/css;charset=UTF-8": { schema: { type: "string" } }, [JSON_TYPE]: { schema: { type: "object" } }, "text/html;charset=UTF-8": { schema: { type: "string" } } },
           },
           "304": notModified,
-          "404": problem("The viewer has no file of this name"),
+          "404": problem("The viewer has no file of this name, or no release has been published yet"),
           "405": dataErrors["405"],
           ...authErrors,
         },
-        [{ name: "file", in: "path", required: true, schema: { type: "string" } }],
+        [{ name: "file", in: "path", required: true, description: "`index.html` (the page), or a file the page names", schema: { type: "string" }, example: "index.html" }],
       ),
-      "/openapi.json": get("This document", "metadata", {
+      "/openapi.json": get("getOpenApiDocument", "This document", "metadata", {
         "200": { description: "OpenAPI 3.1", content: { [JSON_TYPE]: { schema: { type: "object" } } } },
         "304": notModified,
         "405": dataErrors["405"],
         ...authErrors,
       }),
-    }),
+    }), createAccessPolicy(options.accessRules ?? DEFAULT_ACCESS_RULES)),
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A token from POST /token, in `Authorization: Bearer <token>`" } },
       schemas: {

@@ -284,7 +284,8 @@ describe("real answers against the document", () => {
       "/healthz",
       "/doc/TermsOfService",
       "/openapi.json",
-      "/viewer/",
+      // The page as the document names it; `/viewer/` answers it alike (below).
+      "/viewer/index.html",
     ];
     for (const target of routes) {
       for (const method of ["GET", "HEAD"]) {
@@ -296,6 +297,17 @@ describe("real answers against the document", () => {
       }
     }
     expect(etags.size).toBeGreaterThanOrEqual(10);
+  });
+
+  it("the viewer's page, which the document names /viewer/{file} with index.html, is what /viewer/ answers", async () => {
+    expect(doc.paths["/viewer/{file}"]?.get?.parameters?.[0]).toMatchObject({ name: "file", in: "path", required: true });
+    const named = await http(server, "/viewer/index.html");
+    const opened = await http(server, "/viewer/");
+    expect(named.status).toBe(200);
+    expect(opened.status).toBe(200);
+    expect(header(opened, "content-type")).toBe(header(named, "content-type"));
+    expect(header(opened, "etag")).toBe(header(named, "etag"));
+    expect(opened.body.equals(named.body)).toBe(true);
   });
 
   it("204: the data and list endpoints while no release is published", async () => {
