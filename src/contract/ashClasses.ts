@@ -141,6 +141,7 @@ export interface ClassTable {
 export function classTable(): ClassTable {
   const byCount: ClassTable["byCount"] = {};
   for (let count = 1; count <= MAX_ASH_CLASSES; count++) {
+    // Names and colours depend on the number of thresholds only: any ascending values give them.
     byCount[String(count)] = ashClasses(Array.from({ length: count }, (_, i) => i + 1)).map(({ id, name, colour, outline }) => ({ id, name, colour, outline }));
   }
   return { units: CONCENTRATION_UNITS, fillOpacity: ASH_FILL_OPACITY, defaultThresholds: [...DEFAULT_THRESHOLDS_MG_M3], defaultClasses: ashClasses(DEFAULT_THRESHOLDS_MG_M3), byCount };
@@ -151,10 +152,11 @@ export function classTable(): ClassTable {
  * how other thresholds are named.
  */
 export function classTableText(): string {
-  const rows = ashClasses(DEFAULT_THRESHOLDS_MG_M3).map((c) => `| \`${c.id}\` | ${c.name} | ${classRange(c)} | \`${c.colour}\` | \`${c.outline}\` |`);
-  const others = Array.from({ length: MAX_ASH_CLASSES }, (_, i) => i + 1)
-    .filter((count) => count !== DEFAULT_THRESHOLDS_MG_M3.length)
-    .map((count) => `${count}: ${ashClasses(Array.from({ length: count }, (_, i) => i + 1)).map((c) => c.id).join(", ")}`);
+  const table = classTable();
+  const rows = table.defaultClasses.map((c) => `| \`${c.id}\` | ${c.name} | ${classRange(c)} | \`${c.colour}\` | \`${c.outline}\` |`);
+  const others = Object.entries(table.byCount)
+    .filter(([count]) => Number(count) !== table.defaultThresholds.length)
+    .map(([count, classes]) => `${count}: ${classes.map((c) => c.id).join(", ")}`);
   return [
     `The ash class a value falls in: \`none\` below the lowest threshold, \`missing\` where the model has no value. Classes include their lower bound. With the default thresholds (${DEFAULT_THRESHOLDS_MG_M3.join(", ")} ${CONCENTRATION_UNITS}), as the PNG maps, KML styles and map viewer draw them (fill at ${Math.round(ASH_FILL_OPACITY * 100)} % opacity, opaque outline):`,
     "",
