@@ -27,6 +27,8 @@ export interface AshClass {
 }
 
 export const CONCENTRATION_UNITS = "mg/m³";
+/** Default concentration thresholds in mg/m³: the low / medium / high edges of the European charts (`--thresholds` takes others). */
+export const DEFAULT_THRESHOLDS_MG_M3 = [0.2, 2, 4] as const;
 /** How opaque ash areas are drawn everywhere: coastlines show through. 0.6 is 0x99 / 255 exactly. */
 export const ASH_FILL_OPACITY = 0.6;
 /** More classes than this cannot be told apart on a map (the palette has six colours). */
@@ -52,6 +54,11 @@ const SCHEMES: Record<number, { colours: string[]; names: string[] }> = {
 /** Every colour a class can have, for checks of the palette. */
 export const CLASS_COLOURS: readonly string[] = [SKY_BLUE, ROYAL_BLUE, AMBER, RED, PLUM, DARK_PURPLE];
 
+const idOf = (name: string) => name.replace(/ /g, "-");
+
+/** Every class id some number of thresholds gives, by severity: the six-class scheme's, then `ash` (one class). */
+export const ASH_CLASS_IDS: readonly string[] = [...new Set(Object.values(SCHEMES).reverse().flatMap((scheme) => scheme.names.map(idOf)))];
+
 /**
  * The classes of a set of thresholds (mg/m³, strictly ascending, 1 to MAX_ASH_CLASSES of them).
  *
@@ -66,7 +73,7 @@ export function ashClasses(thresholds: readonly number[]): AshClass[] {
     }
   });
   return thresholds.map((lower, i) => ({
-    id: scheme.names[i]!.replace(/ /g, "-"),
+    id: idOf(scheme.names[i]!),
     name: scheme.names[i]!,
     lower,
     upper: thresholds[i + 1] ?? null,
@@ -112,4 +119,51 @@ export function rgbOf(hex: string): [number, number, number] {
 export function kmlColour(hex: string, opacity = 1): string {
   const alpha = Math.round(opacity * 255).toString(16).padStart(2, "0");
   return `${alpha}${hex.slice(5, 7)}${hex.slice(3, 5)}${hex.slice(1, 3)}`;
+}
+
+/** The class table as documents state it (the OpenAPI document's `x-ash-classes`). */
+export interface ClassTable {
+  units: string;
+  /** How opaque areas are filled; outlines are opaque. */
+  fillOpacity: number;
+  defaultThresholds: number[];
+  /** The classes of the default thresholds. */
+  defaultClasses: AshClass[];
+  /** For each number of thresholds (1 to MAX_ASH_CLASSES), the id, name and colours of its classes, lowest first. */
+  byCount: Record<string, Array<Pick<AshClass, "id" | "name" | "colour" | "outline">>>;
+}
+
+/**
+ * The whole table: what a client needs to draw or name a class as the maps do, whatever thresholds a build used.
+ *
+ * @example classTable().byCount["3"]!.map((c) => c.id) // ["low", "medium", "high"]
+ */
+export function classTable(): ClassTable {
+  const byCount: ClassTable["byCount"] = {};
+  for (let count = 1; count <= MAX_ASH_CLASSES; count++) {
+    // Names and colours depend on the number of thresholds only: any ascending values give them.
+    byCount[String(count)] = ashClasses(Array.from({ length: count }, (_, i) => i + 1)).map(({ id, name, colour, outline }) => ({ id, name, colour, outline }));
+  }
+  return { units: CONCENTRATION_UNITS, fillOpacity: ASH_FILL_OPACITY, defaultThresholds: [...DEFAULT_THRESHOLDS_MG_M3], defaultClasses: ashClasses(DEFAULT_THRESHOLDS_MG_M3), byCount };
+}
+
+/**
+ * The table in words (Markdown), for descriptions: the default classes with their ranges and colours, and
+ * how other thresholds are named.
+ */
+export function classTableText(): string {
+  const table = classTable();
+  const rows = table.defaultClasses.map((c) => `| \`${c.id}\` | ${c.name} | ${classRange(c)} | \`${c.colour}\` | \`${c.outline}\` |`);
+  const others = Object.entries(table.byCount)
+    .filter(([count]) => Number(count) !== table.defaultThresholds.length)
+    .map(([count, classes]) => `${count}: ${classes.map((c) => c.id).join(", ")}`);
+  return [
+    `The ash class a value falls in: \`none\` below the lowest threshold, \`missing\` where the model has no value. Classes include their lower bound. With the default thresholds (${DEFAULT_THRESHOLDS_MG_M3.join(", ")} ${CONCENTRATION_UNITS}), as the PNG maps, KML styles and map viewer draw them (fill at ${Math.round(ASH_FILL_OPACITY * 100)} % opacity, opaque outline):`,
+    "",
+    "| class | name | range | fill | outline |",
+    "|---|---|---|---|---|",
+    ...rows,
+    "",
+    `A build with other thresholds names its classes by their number, lowest first (${others.join("; ")}); \`x-ash-classes\` gives every colour.`,
+  ].join("\n");
 }

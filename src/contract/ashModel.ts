@@ -10,8 +10,8 @@ export { RUN_TYPES };
 export const RunType = z.enum(RUN_TYPES);
 export type RunType = z.infer<typeof RunType>;
 
-/** `YYYY-MM-DDTHH:MM:SSZ`, the only spelling ashcast publishes. */
-export const PublishedInstant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ");
+/** `YYYY-MM-DDTHH:MM:SSZ`, the only spelling ashcast publishes: an RFC 3339 `date-time` in UTC, whole seconds. */
+export const PublishedInstant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, "expected YYYY-MM-DDTHH:MM:SSZ").meta({ format: "date-time" });
 
 export const LatLonBoxModel = z.strictObject({
   north: z.number().min(-90).max(90),

@@ -11,7 +11,7 @@ export const CachePurge = z.strictObject({
   state: z.enum(["sending", "done", "failed"]),
   attempts: z.number().int().nonnegative(),
   /** When the last attempt ended (or the purge was queued), ISO 8601 UTC. */
-  at: z.string(),
+  at: z.string().meta({ format: "date-time" }),
   /** The last failure: what the cache answered, or why it could not be reached. */
   error: z.string().optional(),
 });

@@ -4,13 +4,16 @@
  * so the description cannot drift from what is answered.
  */
 import { z } from "zod";
+import { ASH_CLASS_IDS, classTable, classTableText } from "./ashClasses.ts";
+import { PublishedInstant } from "./ashModel.ts";
 
-const Instant = z.string().describe("ISO 8601 instant, UTC, whole seconds (e.g. 2026-06-01T06:00:00Z)");
+const Instant = PublishedInstant.describe("ISO 8601 instant, UTC, whole seconds (e.g. 2026-06-01T06:00:00Z)");
 const Mg = z.number().nonnegative().describe("mg/m³: the model's value read at most 0.1 % above it (never below); 0 below 0.001");
-const ClassId = z.string().describe('The ash class the value falls in (`none` below the lowest threshold, `missing` without a model value), e.g. `low`, `medium`, `high`');
+/** The ash class of a value: the class table's ids (src/contract/ashClasses.ts), described with the whole table. */
+export const AshClassId = z.enum([...ASH_CLASS_IDS, "none", "missing"]).meta({ description: classTableText(), "x-ash-classes": classTable() });
 const BandName = z.string().describe("Flight-level band, e.g. `FL200-350`");
 
-export const PointStep = z.strictObject({ time: Instant, value: Mg.nullable(), class: ClassId });
+export const PointStep = z.strictObject({ time: Instant, value: Mg.nullable(), class: AshClassId });
 
 export const PointSeries = z.strictObject({
   model: z.string().describe("Model layout, `EEMEP` or `SNAP`"),
@@ -52,7 +55,7 @@ export type Stretch = z.infer<typeof Stretch>;
 
 export const Encounter = z.strictObject({
   band: BandName,
-  class: ClassId,
+  class: AshClassId,
   highest: Mg,
   entry: RoutePoint.describe("The first sample in the stretch (at most one sample past its edge)"),
   exit: RoutePoint.describe("The last sample in the stretch"),
@@ -64,11 +67,11 @@ export const ModelRoute = z.strictObject({
   source: z.string(),
   sampling_km: z.number().describe("Largest distance between samples: half the smallest grid cell where the route goes"),
   samples: z.number().int(),
-  highest: RoutePoint.extend({ value: Mg, class: ClassId, band: BandName }).nullable().describe("The highest concentration met (without times: at any step)"),
-  bands: z.array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: ClassId })),
+  highest: RoutePoint.extend({ value: Mg, class: AshClassId, band: BandName }).nullable().describe("The highest concentration met (without times: at any step)"),
+  bands: z.array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: AshClassId })),
   encounters: z.array(Encounter).optional().describe("With coordTimes: each stretch at or above the lowest threshold"),
   steps: z
-    .array(z.strictObject({ time: Instant, value: Mg, class: ClassId, band: BandName.nullable(), lon: z.number().nullable(), lat: z.number().nullable() }))
+    .array(z.strictObject({ time: Instant, value: Mg, class: AshClassId, band: BandName.nullable(), lon: z.number().nullable(), lat: z.number().nullable() }))
     .optional()
     .describe("Without coordTimes: per step, the highest value anywhere along the path at its flight levels"),
   outside_domain: z.array(Stretch).describe("Stretches outside the model's domain: nothing is known there"),
@@ -96,7 +99,7 @@ export const RouteRequest = z.object({
       .describe("[lon, lat, altitude_m] per vertex; altitude is pressure altitude in metres (FL350 = 10668)"),
   }),
   properties: z
-    .object({ coordTimes: z.array(z.string()).optional().describe("One ISO 8601 instant (with a zone) per vertex, not decreasing") })
+    .object({ coordTimes: z.array(z.string().meta({ format: "date-time" })).optional().describe("One ISO 8601 instant (with a zone) per vertex, not decreasing") })
     .nullable()
     .optional(),
 });

@@ -14,8 +14,8 @@ export const FLIGHT_LEVEL_BANDS = [
 ] as const;
 export type FlightLevelBand = (typeof FLIGHT_LEVEL_BANDS)[number];
 
-/** Default concentration thresholds in mg/m³: the low / medium / high edges of the European charts. */
-export const DEFAULT_THRESHOLDS_MG_M3 = [0.2, 2, 4] as const;
+/** Default concentration thresholds in mg/m³ (defined with the class table). */
+export { DEFAULT_THRESHOLDS_MG_M3 } from "../contract/ashClasses.ts";
 
 export interface ModelGrid {
   /** Columns (x) and rows (y); a field is row-major: values[y * nx + x]. */

@@ -113,7 +113,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ...(options.prefix ? { prefix: options.prefix } : {}),
     ...(options.removedVersions ? { removedVersions: options.removedVersions } : {}),
     termsOfService: await readFile(TERMS_OF_SERVICE),
-    openapi: Buffer.from(JSON.stringify(openApiDocument(options.prefix ? { prefix: options.prefix } : {}))),
+    // Which operations need a token is what this server's access rules decide.
+    openapi: Buffer.from(JSON.stringify(openApiDocument({ ...(options.prefix ? { prefix: options.prefix } : {}), accessRules }))),
     representations,
     pointGrids,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),

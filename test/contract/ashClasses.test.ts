@@ -6,7 +6,7 @@
  * two to four classes.
  */
 import { describe, expect, it } from "vitest";
-import { ashClasses, ASH_FILL_OPACITY, CLASS_COLOURS, classOf, classRange, kmlColour, MAX_ASH_CLASSES } from "../../src/contract/ashClasses.ts";
+import { ASH_CLASS_IDS, ashClasses, ASH_FILL_OPACITY, CLASS_COLOURS, classOf, classRange, classTable, kmlColour, MAX_ASH_CLASSES } from "../../src/contract/ashClasses.ts";
 import { VOLCANO_COLOUR } from "../../src/render/draw.ts";
 import { BASE_COLOURS } from "../../src/render/style.ts";
 import { blend, deltaE2000, hexRgb, seenDifference, simulate, srgbToLab, VISIONS } from "../render/colourVision.ts";
@@ -72,6 +72,22 @@ describe("ashClasses", () => {
   it("writes KML's aabbggrr", () => {
     expect(kmlColour("#d1232a")).toBe("ff2a23d1");
     expect(kmlColour("#56b4e9", ASH_FILL_OPACITY)).toBe("99e9b456");
+  });
+
+  it("states the whole table for documents: the default classes, and every scheme's ids and colours, all of them in ASH_CLASS_IDS", () => {
+    const table = classTable();
+    expect(table.defaultThresholds).toEqual([0.2, 2, 4]);
+    expect(table.defaultClasses).toEqual(ashClasses([0.2, 2, 4]));
+    expect(Object.keys(table.byCount)).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(table.byCount["3"]).toEqual([
+      { id: "low", name: "low", colour: "#56b4e9", outline: "#3e82a8" },
+      { id: "medium", name: "medium", colour: "#e69f00", outline: "#a67200" },
+      { id: "high", name: "high", colour: "#d1232a", outline: "#96191e" },
+    ]);
+    for (let n = 1; n <= MAX_ASH_CLASSES; n++) {
+      expect(table.byCount[String(n)]!.map((c) => c.colour)).toEqual(ashClasses(THRESHOLDS.slice(0, n)).map((c) => c.colour));
+    }
+    expect(ASH_CLASS_IDS).toEqual(["very-low", "low", "medium", "high", "very-high", "extreme", "ash"]);
   });
 });
 

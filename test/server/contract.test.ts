@@ -4,7 +4,6 @@
  * 204, 304, 400, 404, 405, 503) whose status, Content-Type and JSON body must be what the document
  * declares for that path, validated with a real JSON Schema 2020-12 validator (ajv).
  */
-import Ajv2020Module from "ajv/dist/2020.js";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PRODUCT_PATH } from "../../src/server/app.ts";
@@ -16,9 +15,7 @@ import { watchRuns, type Watcher } from "../../src/build/watch.ts";
 import { runJob } from "../../src/build/runJob.ts";
 import { addRun, buildSite, editRunJson, header, http, makeSite, serve, waitFor, type RawResponse, type Site } from "./serverFixtures.ts";
 import { OPERATOR_ENV, signInOperator, writeOperator } from "../operator/operatorFixtures.ts";
-
-// ajv is CommonJS; under NodeNext its class is the `default` of the module object.
-const Ajv2020 = Ajv2020Module.default;
+import { documentAjv, type DocumentAjv } from "./documentAjv.ts";
 
 const PINNED = "2024-05-01T12:00:00Z";
 const LATEST = "2024-05-02T00:00:00Z";
@@ -49,7 +46,7 @@ const sites: Site[] = [];
 let server: RunningServer;
 let empty: RunningServer;
 let doc: OpenApi;
-let ajv: InstanceType<typeof Ajv2020>;
+let ajv: DocumentAjv;
 
 beforeAll(async () => {
   const [site, emptySite] = await Promise.all([makeSite(), makeSite()]);
@@ -62,12 +59,9 @@ beforeAll(async () => {
   const res = await http(server, "/openapi.json");
   expect(res.status).toBe(200);
   doc = res.json() as OpenApi;
-  ajv = new Ajv2020({ allErrors: true, strict: true });
-  // The document's components as one schema resource (`components` is an OpenAPI word, not a JSON
-  // Schema keyword: declared so strict mode accepts it). Response schemas are compiled with their
+  // The document's components as one schema resource. Response schemas are compiled with their
   // document-relative refs (`#/components/schemas/...`) made absolute against that resource.
-  ajv.addKeyword({ keyword: "components" });
-  ajv.addSchema({ $id: DOC_ID, components: doc.components });
+  ajv = documentAjv(doc, DOC_ID);
 });
 
 afterAll(async () => {
@@ -290,7 +284,8 @@ describe("real answers against the document", () => {
       "/healthz",
       "/doc/TermsOfService",
       "/openapi.json",
-      "/viewer/",
+      // The page as the document names it; `/viewer/` answers it alike (below).
+      "/viewer/index.html",
     ];
     for (const target of routes) {
       for (const method of ["GET", "HEAD"]) {
@@ -302,6 +297,17 @@ describe("real answers against the document", () => {
       }
     }
     expect(etags.size).toBeGreaterThanOrEqual(10);
+  });
+
+  it("the viewer's page, which the document names /viewer/{file} with index.html, is what /viewer/ answers", async () => {
+    expect(doc.paths["/viewer/{file}"]?.get?.parameters?.[0]).toMatchObject({ name: "file", in: "path", required: true });
+    const named = await http(server, "/viewer/index.html");
+    const opened = await http(server, "/viewer/");
+    expect(named.status).toBe(200);
+    expect(opened.status).toBe(200);
+    expect(header(opened, "content-type")).toBe(header(named, "content-type"));
+    expect(header(opened, "etag")).toBe(header(named, "etag"));
+    expect(opened.body.equals(named.body)).toBe(true);
   });
 
   it("204: the data and list endpoints while no release is published", async () => {

@@ -4,15 +4,12 @@
  * independently of ashcast with netCDF-C's ncdump.
  */
 import { execFileSync } from "node:child_process";
-import Ajv2020Module from "ajv/dist/2020.js";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { writeEemepOutput, writeSnapOutput, type WrittenOutput } from "../../scripts/make-model-output.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
+import { documentAjv } from "./documentAjv.ts";
 import { buildSite, makeSite, serve, type Site } from "./serverFixtures.ts";
-
-// ajv is CommonJS; under NodeNext its class is the `default` of the module object.
-const Ajv2020 = Ajv2020Module.default;
 
 export const EEMEP_REFTIME = "2019-03-22T12:00:00Z";
 export const SNAP_REFTIME = "2019-03-23T00:00:00Z";
@@ -72,7 +69,8 @@ export function ncdumpValues(file: string, variable: string): Float64Array {
 export async function documentValidator(server: RunningServer, component: string): Promise<(body: unknown) => string | undefined> {
   const res = await fetch(`${server.url.replace(/\/$/, "")}/openapi.json`, { headers: { "user-agent": "ashcast-test/1" } });
   const doc = (await res.json()) as { components: { schemas: Record<string, unknown> } };
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  const validate = ajv.compile(doc.components.schemas[component] as Record<string, unknown>);
+  const id = "https://ashcast.test/openapi.json";
+  const ajv = documentAjv(doc, id);
+  const validate = ajv.compile({ $ref: `${id}#/components/schemas/${component}` });
   return (body) => (validate(body) ? undefined : ajv.errorsText(validate.errors));
 }
