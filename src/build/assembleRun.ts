@@ -4,6 +4,7 @@
  * when the run cannot be published. Pure: no file access, no clock.
  */
 import type { AshLayerGroupModel, AshLayerModel, AshModel, LatLonBoxModel } from "../contract/ashModel.ts";
+import { publishedBox, unionOfBoxes } from "../geo/lonLatBox.ts";
 import { normaliseInstant, parseInstant } from "../time/instant.ts";
 import { timesForLayer } from "../time/wmsTimeDimension.ts";
 import { kmlResourceName, kmlTimeResourceName, resourceUrl, slugify } from "./artefactNames.ts";
@@ -206,7 +207,9 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     return undefined;
   }
 
-  const latlonbox = manifest?.latlonbox ?? unionBox(extents) ?? unionBox(domains);
+  // Model extents may run past 180° (a grid across the antimeridian): published wrapped, east < west.
+  const union = unionOfBoxes(extents) ?? unionOfBoxes(domains);
+  const latlonbox = manifest?.latlonbox ?? (union && publishedBox(union));
   const allTimes = [...new Set(nonEmptyGroups.flatMap((group) => group.layers.flatMap((layer) => layer.timesteps.map((step) => step.time))))].sort();
   const model: AshModel = {
     meta: {
@@ -248,13 +251,3 @@ function uniqueSlug(slug: string, taken: Map<string, KmlLayerOutput>): string {
   return candidate;
 }
 
-/** The smallest box holding every box (no antimeridian handling: ash domains of one run do not wrap). */
-export function unionBox(boxes: LatLonBoxModel[]): LatLonBoxModel | undefined {
-  if (boxes.length === 0) return undefined;
-  return {
-    north: Math.max(...boxes.map((b) => b.north)),
-    south: Math.min(...boxes.map((b) => b.south)),
-    east: Math.max(...boxes.map((b) => b.east)),
-    west: Math.min(...boxes.map((b) => b.west)),
-  };
-}

@@ -4,6 +4,7 @@
  * viewers, listed by `<reftime>/images.json`.
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { renderBandImage } from "../render/bandImage.ts";
 import { renderRunMap } from "../render/runMap.ts";
@@ -96,7 +97,9 @@ async function inOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limit: number):
 }
 
 /** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */
-export function mapBox(box: LatLonBoxModel, volcano: { lat: number; lon: number } | undefined): LatLonBoxModel {
+export function mapBox(published: LatLonBoxModel, volcano: { lat: number; lon: number } | undefined): LatLonBoxModel {
+  // The maps are drawn within ±180°: a box across the antimeridian is shown up to 180° east (issue 16's note).
+  const box = unwrappedBox(published);
   const north = Math.max(box.north, volcano?.lat ?? -90);
   const south = Math.min(box.south, volcano?.lat ?? 90);
   const east = Math.max(box.east, volcano?.lon ?? -180);

@@ -1,0 +1,40 @@
+/**
+ * Longitude/latitude boxes in the published convention (the spec's LatLonBoxModel): longitudes within
+ * ±180, east < west when the box crosses the antimeridian. Inside the build, boxes may come unwrapped
+ * (a model grid across 180° gives east up to 360): these functions take either. Pure.
+ */
+import type { LatLonBoxModel } from "../contract/ashModel.ts";
+
+/** The same box with east ≥ west, east up to 540 (a crossing box gets 360 added to its east). */
+export function unwrappedBox(box: LatLonBoxModel): LatLonBoxModel {
+  return box.east >= box.west ? box : { ...box, east: box.east + 360 };
+}
+
+/** The box that holds all of them (unwrapped around the first box's middle), or undefined for none. */
+export function unionOfBoxes(boxes: readonly LatLonBoxModel[]): LatLonBoxModel | undefined {
+  const first = boxes[0];
+  if (!first) return undefined;
+  const reference = unwrappedBox(first);
+  const middle = (reference.west + reference.east) / 2;
+  let { north, south, west, east } = reference;
+  for (const box of boxes.slice(1)) {
+    const b = unwrappedBox(box);
+    const shift = 360 * Math.round(((b.west + b.east) / 2 - middle) / 360);
+    north = Math.max(north, b.north);
+    south = Math.min(south, b.south);
+    west = Math.min(west, b.west - shift);
+    east = Math.max(east, b.east - shift);
+  }
+  return { north, south, west, east };
+}
+
+/** The box as published: longitudes wrapped into −180 … 180, the whole circle when it spans 360° or more. */
+export function publishedBox(box: LatLonBoxModel): LatLonBoxModel {
+  const b = unwrappedBox(box);
+  if (b.east - b.west >= 360) return { north: b.north, south: b.south, west: -180, east: 180 };
+  const wrap = (lon: number): number => {
+    const wrapped = ((((lon + 180) % 360) + 360) % 360) - 180;
+    return wrapped === -180 && lon > 0 ? 180 : wrapped;
+  };
+  return { north: b.north, south: b.south, west: wrap(b.west), east: wrap(b.east) };
+}
