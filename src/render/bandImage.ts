@@ -6,8 +6,8 @@
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { getBaseMap } from "./basemap.ts";
-import { drawPanel, type Rect, type Volcano } from "./draw.ts";
-import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
+import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant } from "./style.ts";
 import { encodePng } from "./png.ts";
 
@@ -50,8 +50,15 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
   return { width, height, metrics, panel: { x: MARGIN, y: top, w: panelW, h: panelH } };
 }
 
-/** Draws one band at one time step; the same input always gives the same bytes. */
+/** Draws one band at one time step and encodes it; the same input always gives the same bytes. */
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
+  const drawn = drawBandImage(input);
+  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
+  return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+}
+
+/** Draws one band at one time step (renderBandImage encodes it). */
+export function drawBandImage(input: BandImageInput): DrawnImage {
   const layout = bandImageLayout(input);
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
@@ -65,6 +72,5 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const base = getBaseMap(input.box, panel.w, panel.h);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
-  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
-  return encodePng(ctx, layout.width, layout.height);
+  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
 }

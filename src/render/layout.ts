@@ -25,6 +25,14 @@ export interface FrameMetrics {
   footerTwoLines: boolean;
 }
 
+/** An image drawn and not yet encoded: its canvas, and the colours its PNG keeps exactly (src/render/png.ts). */
+export interface DrawnImage {
+  ctx: SKRSContext2D;
+  width: number;
+  height: number;
+  keep: number[];
+}
+
 export const LEGEND_SIZE = 13;
 export const ATTRIBUTION_SIZE = 11;
 const MARGIN = 12;
