@@ -23,6 +23,28 @@ export interface RecordedPointGrid {
   blocks: Buffer[];
 }
 
+/** The codes of one field's cells that are not 0 (missing ones included), row-major cell indices. */
+export interface StepCodes {
+  cells: Uint32Array;
+  values: Uint16Array;
+}
+
+/** A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no logarithm. */
+export function stepCodes(field: Float32Array): StepCodes {
+  let count = 0;
+  for (let i = 0; i < field.length; i++) if (field[i] !== 0) count++;
+  const cells = new Uint32Array(count);
+  const values = new Uint16Array(count);
+  for (let i = 0, k = 0; i < field.length; i++) {
+    const value = field[i]!;
+    if (value !== 0) {
+      cells[k] = i;
+      values[k++] = encodeConcentration(value);
+    }
+  }
+  return { cells, values };
+}
+
 export const POINT_GRID_CONTENT_TYPE = "application/vnd.ashcast.point-grid";
 
 /**
@@ -56,13 +78,15 @@ export class PointGridRecorder {
 
   /** One step of the current band, mg/m³, row-major. */
   addStep(t: number, field: Float32Array): void {
+    this.addCodes(t, stepCodes(field));
+  }
+
+  /** One step of the current band, coded (stepCodes: a reader's worker thread codes its fields). */
+  addCodes(t: number, step: StepCodes): void {
     const codes = this.#codes!;
     const steps = this.#steps;
-    for (let i = 0; i < field.length; i++) {
-      const value = field[i]!;
-      // Most cells hold no ash: 0 needs no logarithm.
-      if (value !== 0) codes[i * steps + t] = encodeConcentration(value);
-    }
+    const { cells, values } = step;
+    for (let k = 0; k < cells.length; k++) codes[cells[k]! * steps + t] = values[k]!;
   }
 
   endBand(): void {
