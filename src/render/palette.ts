@@ -54,17 +54,21 @@ export function packedPixels(rgba: Uint8Array | Uint8ClampedArray): Uint32Array 
  * The distinct colours of an image, each with an id in order of first appearance, and the id of every
  * pixel (an open-addressing hash table; colours repeat in runs, so a run costs one look-up).
  */
+/** Per pixel, its colour's id: reused from image to image (a new 2 MB array per image kept the garbage collector busy). */
+let idScratch = new Int32Array(0);
+
 class ColourTable {
   /** Per id: the colour and its pixel count. */
   colours = new Uint32Array(1024);
   counts = new Uint32Array(1024);
   size = 0;
-  /** Per pixel: its colour's id. */
+  /** Per pixel: its colour's id (idScratch: valid until the next table is made). */
   readonly ids: Int32Array;
   #slots = new Int32Array(4096).fill(-1);
 
   constructor(pixels: Uint32Array) {
-    const ids = new Int32Array(pixels.length);
+    if (idScratch.length < pixels.length) idScratch = new Int32Array(pixels.length);
+    const ids = idScratch;
     for (let i = 0; i < pixels.length; ) {
       const colour = pixels[i]!;
       let j = i + 1;
@@ -117,10 +121,16 @@ class ColourTable {
     for (let id = 0; id < this.size; id++) this.#place(id);
   }
 
-  /** Ids, most pixels first, ties by colour value. */
+  /** Ids, most pixels first, ties by colour value (a numeric sort of count × 2³² + colour: no comparator to call). */
   ordered(): Int32Array {
-    const { counts, colours } = this;
-    return Int32Array.from({ length: this.size }, (_, id) => id).sort((a, b) => counts[b]! - counts[a]! || colours[a]! - colours[b]!);
+    const keys = new Float64Array(this.size);
+    for (let id = 0; id < this.size; id++) keys[id] = this.counts[id]! * 4294967296 + (4294967295 - this.colours[id]!);
+    keys.sort();
+    const byColour = new Map<number, number>();
+    for (let id = 0; id < this.size; id++) byColour.set(this.colours[id]!, id);
+    const order = new Int32Array(this.size);
+    for (let k = 0; k < this.size; k++) order[k] = byColour.get(4294967295 - (keys[this.size - 1 - k]! % 4294967296))!;
+    return order;
   }
 }
 
@@ -139,21 +149,25 @@ export function quantise(rgba: Uint8Array | Uint8ClampedArray, width: number, he
   const maxColours = Math.min(256, Math.max(2, Math.floor(options.maxColours ?? 256)));
   const table = new ColourTable(packedPixels(rgba));
   const order = table.ordered();
-  const colours = Uint32Array.from(order, (id) => table.colours[id]!);
+  const colours = new Uint32Array(order.length);
+  const counts = new Uint32Array(order.length);
+  for (let k = 0; k < order.length; k++) {
+    colours[k] = table.colours[order[k]!]!;
+    counts[k] = table.counts[order[k]!]!;
+  }
   const entryOf = new Uint8Array(table.size);
   let palette: Uint32Array;
   if (colours.length <= maxColours) {
     palette = colours;
-    order.forEach((id, i) => (entryOf[id] = i));
+    for (let k = 0; k < order.length; k++) entryOf[order[k]!] = k;
   } else {
-    const counts = Uint32Array.from(order, (id) => table.counts[id]!);
     palette = choosePalette(colours, counts, maxColours, width * height, options);
     const nearest = nearestEntries(colours, palette);
-    order.forEach((id, i) => (entryOf[id] = nearest[i]!));
+    for (let k = 0; k < order.length; k++) entryOf[order[k]!] = nearest[k]!;
   }
   const { ids } = table;
-  const indices = new Uint8Array(ids.length);
-  for (let i = 0; i < ids.length; i++) indices[i] = entryOf[ids[i]!]!;
+  const indices = new Uint8Array(width * height);
+  for (let i = 0; i < indices.length; i++) indices[i] = entryOf[ids[i]!]!;
   return { width, height, colours: palette, indices, exact: palette === colours };
 }
 
