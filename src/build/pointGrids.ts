@@ -9,6 +9,7 @@ import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, p
 import type { GridGeometry } from "../geo/gridCells.ts";
 import { encodeConcentration } from "../formats/concentrationCodes.ts";
 import type { FlightLevelBand, ModelGrid } from "../model/types.ts";
+import { InternalError } from "../errors.ts";
 import type { ArtefactDraft } from "./artefacts.ts";
 import { slugify } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
@@ -21,6 +22,19 @@ export interface RecordedPointGrid {
   bands: PointGridBand[];
   /** Band-major, then block order. */
   blocks: Buffer[];
+}
+
+/** A band's codes, `codes[(y * nx + x) * steps + t]`, for encodeBlocks. */
+export interface BandCodes {
+  codes: Uint16Array;
+  nx: number;
+  ny: number;
+  steps: number;
+}
+
+/** A band's blocks, in block order (src/contract/pointGrid.ts). */
+export function encodeBlocks({ codes, nx, ny, steps }: BandCodes): Buffer[] {
+  return Array.from({ length: blockCount({ nx, ny, block: BLOCK }) }, (_, k) => encodeBlock(codes, nx, ny, steps, BLOCK, k));
 }
 
 /** The codes of one field's cells that are not 0 (missing ones included), row-major cell indices. */
@@ -56,7 +70,8 @@ export class PointGridRecorder {
   readonly #geometry: GridGeometry;
   readonly #steps: number;
   readonly #bands: PointGridBand[] = [];
-  readonly #blocks: Buffer[] = [];
+  /** Per band, its blocks, or their making. */
+  readonly #blocks: Array<Buffer[] | Promise<Buffer[]>> = [];
   #codes: Uint16Array | undefined;
 
   /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid without its rotated axes). */
@@ -81,7 +96,7 @@ export class PointGridRecorder {
     this.addCodes(t, stepCodes(field));
   }
 
-  /** One step of the current band, coded (stepCodes: a reader's worker thread codes its fields). */
+  /** One step of the current band, coded (as stepCodes does; the model output reader codes its fields in its worker threads). */
   addCodes(t: number, step: StepCodes): void {
     const codes = this.#codes!;
     const steps = this.#steps;
@@ -91,14 +106,35 @@ export class PointGridRecorder {
 
   endBand(): void {
     const { nx, ny } = this.#grid;
-    const codes = this.#codes!;
-    const count = blockCount({ nx, ny, block: BLOCK });
-    for (let k = 0; k < count; k++) this.#blocks.push(encodeBlock(codes, nx, ny, this.#steps, BLOCK, k));
+    this.#blocks.push(encodeBlocks({ codes: this.#codes!, nx, ny, steps: this.#steps }));
     this.#codes = undefined;
   }
 
+  /**
+   * Ends the band with its blocks made by `encode` (the model output reader hands them to a worker thread:
+   * this thread goes on merging steps meanwhile, and the band's codes are moved there, not copied).
+   */
+  endBandWith(encode: (band: BandCodes) => Promise<Buffer[]>): void {
+    const { nx, ny } = this.#grid;
+    const pending = encode({ codes: this.#codes!, nx, ny, steps: this.#steps });
+    pending.catch(() => {}); // awaited in finish()
+    this.#blocks.push(pending);
+    this.#codes = undefined;
+  }
+
+  /** The grid, once every band's blocks are made. */
+  async finish(): Promise<RecordedPointGrid> {
+    const blocks = (await Promise.all(this.#blocks)).flat();
+    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks };
+  }
+
+  /** The grid, when every band was ended by endBand(). */
   result(): RecordedPointGrid {
-    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks: this.#blocks };
+    const blocks = this.#blocks.map((band) => {
+      if (!Array.isArray(band)) throw new InternalError("PointGridRecorder.result() with blocks still being made: await finish()");
+      return band;
+    });
+    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks: blocks.flat() };
   }
 }
 

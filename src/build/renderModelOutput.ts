@@ -12,7 +12,7 @@ import { compactInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, resourceUrl, runPngKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
-import { runStepTask, stepTaskWindow } from "./stepPool.ts";
+import { bufferOf, runStepTask, stepTaskWindow } from "./stepPool.ts";
 
 export const imageResourceName = (reftime: string, slug: string, time: string): string => `${reftime}/${slug}/${time}.png`;
 export const imagesIndexName = (reftime: string): string => `${reftime}/images.json`;
@@ -65,7 +65,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
       key: runPngKey(reftime),
       file: "model.png",
       contentType: CONTENT_TYPES.png,
-      body: asBuffer(await runStepTask("runMap", runMap, `${reftime}/model.png`, () => renderRunMap(runMap))),
+      body: bufferOf(await runStepTask("runMap", runMap, `${reftime}/model.png`, () => renderRunMap(runMap))),
     }),
   ];
   for (const layer of run.modelLayers) {
@@ -77,7 +77,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
         key: resourceKey(name),
         file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
         contentType: CONTENT_TYPES.png,
-        body: asBuffer(await runStepTask("bandImage", input, name, () => renderBandImage(input))),
+        body: bufferOf(await runStepTask("bandImage", input, name, () => renderBandImage(input))),
         resourceName: name,
       }));
       images.push({ time: step.time, url: resourceUrl(name) });
@@ -89,9 +89,6 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   drafts.push({ key: resourceKey(indexName), file: "images.json", contentType: CONTENT_TYPES.json, body: jsonBody({ reftime, bands: index }), resourceName: indexName });
   return drafts;
 }
-
-/** A worker's PNG arrives as a Uint8Array: the same bytes, as a Buffer. */
-const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */
 export function mapBox(box: LatLonBoxModel, volcano: { lat: number; lon: number } | undefined): LatLonBoxModel {

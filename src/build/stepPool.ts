@@ -9,6 +9,7 @@
  * (the default on a one-core machine).
  */
 import { availableParallelism } from "node:os";
+import type { Transferable } from "node:worker_threads";
 import { UserError } from "../errors.ts";
 import { WorkerPool } from "../flow/workerPool.ts";
 import type { StepTasks } from "./stepTasks.ts";
@@ -39,9 +40,17 @@ function currentPool(): WorkerPool | undefined {
   return pool;
 }
 
-/** How many tasks to have started ahead of the one whose result is merged next: two per worker. */
+/**
+ * How many tasks to have started ahead of the one whose result is merged next: three per worker, so that
+ * each has work queued while this thread merges (the end of a band's point grid takes a few hundred ms).
+ */
 export function stepTaskWindow(): number {
-  return 2 * Math.max(1, stepWorkers());
+  return 3 * Math.max(1, stepWorkers());
+}
+
+/** Starts the workers now, ahead of their first task: they load their modules while this thread opens files. */
+export function warmStepPool(): void {
+  currentPool()?.warm();
 }
 
 type Input<K extends keyof StepTasks> = Parameters<StepTasks[K]>[0];
@@ -49,12 +58,16 @@ type Output<K extends keyof StepTasks> = Awaited<ReturnType<StepTasks[K]>>["outp
 
 /**
  * Runs a task of stepTasks.ts in a worker, or `here` on this thread when there are no workers; `label`
- * names the file the task works on, for errors.
+ * names the file the task works on, for errors; `transfer`: buffers of the input to move to the worker
+ * (unusable here afterwards).
  */
-export function runStepTask<K extends keyof StepTasks>(task: K, input: Input<K>, label: string, here: () => Promise<Output<K>>): Promise<Output<K>> {
+export function runStepTask<K extends keyof StepTasks>(task: K, input: Input<K>, label: string, here: () => Promise<Output<K>>, transfer: readonly Transferable[] = []): Promise<Output<K>> {
   const workers = currentPool();
-  return workers ? workers.run<Output<K>>(task, input, label) : here();
+  return workers ? workers.run<Output<K>>(task, input, label, transfer) : here();
 }
+
+/** Bytes from a worker arrive as a Uint8Array: the same bytes, as a Buffer (no copy). */
+export const bufferOf = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
 /** Stops the workers now (they also stop by themselves when idle). */
 export async function closeStepPool(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The per-step work of a build that worker threads do (src/build/stepPool.ts): reading and contouring a
- * few time steps of a model output file, and drawing and encoding one map. Each task is a function of its
+ * few time steps of a model output file, compressing a band's point-grid blocks, drawing and encoding one map. Each task is a function of its
  * input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the same bytes either way.
  */
 import type { Transferable } from "node:worker_threads";
@@ -9,6 +9,7 @@ import { openModelOutput } from "../model/openModelOutput.ts";
 import type { ModelOutput } from "../model/types.ts";
 import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
+import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
 import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
 
 export interface ReadStepsInput {
@@ -46,6 +47,9 @@ export const STEP_TASKS = {
     const transfer: Transferable[] = [chunk.maximum.buffer as ArrayBuffer];
     for (const step of chunk.steps) if (step.codes) transfer.push(step.codes.cells.buffer as ArrayBuffer, step.codes.values.buffer as ArrayBuffer);
     return { output: chunk, transfer };
+  },
+  encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
+    return { output: encodeBlocks(input) };
   },
   async bandImage(input: BandImageInput): Promise<TaskResult<Uint8Array>> {
     return png(await renderBandImage(input));

@@ -4,9 +4,9 @@
  */
 
 /**
- * Runs the jobs with at most `limit` started and not yet consumed, and hands each result to `consume` in
- * job order. A job only starts once the result `limit` places before it has been consumed, so memory
- * holds at most `limit` results whatever the number of jobs. When a job fails, no further job starts; the
+ * Runs the jobs with at most `limit` started and not yet consumed (and one being consumed), and hands each
+ * result to `consume` in job order. A job only starts once the result `limit` places before it is taken,
+ * so memory holds at most `limit` + 1 results whatever the number of jobs. When a job fails, no further job starts; the
  * ones already started are waited for, and the first failure in job order is thrown.
  *
  * @example await eachInOrder(steps.map((s) => () => readStep(s)), 4, (field, i) => merge(field, i));
@@ -25,8 +25,9 @@ export async function eachInOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limi
   try {
     for (let i = 0; i < jobs.length; i++) {
       const result = await started[i]!;
-      await consume(result, i);
+      // The next job starts before this result is merged: workers are not kept waiting by a long merge.
       start(i + width);
+      await consume(result, i);
     }
   } catch (error) {
     failed = true;

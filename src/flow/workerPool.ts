@@ -99,6 +99,13 @@ export class WorkerPool {
     });
   }
 
+  /** Starts every worker not yet running (each loads its modules), without giving it a task. */
+  warm(): void {
+    if (this.#closed || this.#broken) return;
+    while (this.#slots.length < this.size) this.#start();
+    this.#pump();
+  }
+
   /** Workers running now (for tests). */
   get workers(): number {
     return this.#slots.length;

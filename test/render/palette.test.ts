@@ -56,9 +56,9 @@ describe("quantise", () => {
     expect(Buffer.from(b.indices).equals(Buffer.from(a.indices))).toBe(true);
   });
 
-  it("counts colours in runs and orders them by count, then value", () => {
+  it("counts colours in runs and orders them by count, then by first appearance", () => {
     const h = colourHistogram(Uint32Array.from([5, 5, 5, 2, 9, 9, 2, 2, 7]));
-    expect(Array.from(h.colours)).toEqual([2, 5, 9, 7]);
+    expect(Array.from(h.colours)).toEqual([5, 2, 9, 7]);
     expect(Array.from(h.counts)).toEqual([3, 3, 2, 1]);
     expect(packedPixels(new Uint8Array([1, 2, 3, 4]))[0]).toBe(0x04030201);
   });

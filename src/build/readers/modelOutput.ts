@@ -3,7 +3,7 @@
  * bytes. The file is read completely here, one time step of one variable at a time, so that bad data
  * (negative or infinite concentrations, a truncated file) is an invalid run rather than a failed render.
  * The steps are read and contoured a few at a time in the build's worker threads and merged here in step
- * order (the first bad step in that order is the one reported); memory holds the chunks in flight (two
+ * order (the first bad step in that order is the one reported); memory holds the chunks in flight (three
  * per worker) and one running maximum, whatever the number of steps.
  */
 import { contourBands } from "../../geo/contourBands.ts";
@@ -15,8 +15,9 @@ import { formatInstant, normaliseInstant, parseInstant } from "../../time/instan
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { Issues } from "../issues.ts";
 import { eachInOrder } from "../../flow/inOrder.ts";
-import { PointGridRecorder, stepCodes, type StepCodes } from "../pointGrids.ts";
-import { runStepTask, stepTaskWindow } from "../stepPool.ts";
+import { encodeConcentration } from "../../formats/concentrationCodes.ts";
+import { encodeBlocks, PointGridRecorder, type StepCodes } from "../pointGrids.ts";
+import { bufferOf, runStepTask, stepTaskWindow, warmStepPool } from "../stepPool.ts";
 import type { InputReader, InputReading, ModelBandAnalysis, ReaderContext, RunInputFile } from "./types.ts";
 
 export const modelOutputReader: InputReader = {
@@ -24,6 +25,7 @@ export const modelOutputReader: InputReader = {
   accepts: (_file, head) => isModelOutputFile(head),
   async read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined> {
     let output: ModelOutput | undefined;
+    warmStepPool(); // the workers load while this thread checks the file's structure
     try {
       const opened = await openModelOutput(file.absolutePath, file.displayPath);
       output = opened;
@@ -77,7 +79,9 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
       const variable = output.variables[bands.length]!;
       if (!current) pointGrid?.startBand(variable.band);
       const { maximum, steps } = current ?? { maximum: new Float32Array(cells).fill(Number.NaN), steps: [] };
-      pointGrid?.endBand();
+      pointGrid?.endBandWith((band) =>
+        runStepTask("encodeBlocks", band, `${file.displayPath} (point grid of ${variable.name})`, async () => encodeBlocks(band), [band.codes.buffer as ArrayBuffer]).then((blocks) => blocks.map(bufferOf)),
+      );
       bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
       current = undefined;
     }
@@ -114,7 +118,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
     thresholds,
     bands,
     ...(ashExtent ? { ashExtent } : {}),
-    ...(pointGrid ? { pointGrid: pointGrid.result() } : {}),
+    ...(pointGrid ? { pointGrid: await pointGrid.finish() } : {}),
   };
 }
 
@@ -132,11 +136,43 @@ export async function analyseSteps(output: ModelOutput, variable: string, from: 
   const steps: StepChunk["steps"] = [];
   for (let t = from; t < to; t++) {
     const field = await output.readField(variable, t);
-    mergeMaximum(maximum, field);
+    const stepCodes = maximumAndCodes(maximum, field, codes);
     const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
-    steps.push(codes ? { areas, codes: stepCodes(field) } : { areas });
+    steps.push(stepCodes ? { areas, codes: stepCodes } : { areas });
   }
   return { steps, maximum };
+}
+
+/** Point-grid codes of a field, gathered here before they are copied out at their size. */
+let cellScratch = new Uint32Array(0);
+let codeScratch = new Uint16Array(0);
+
+/**
+ * One pass over a field: merges it into `maximum` (mergeMaximum) and, when `codes`, codes its cells that
+ * are not 0 for the point-query grid (as pointGrids.ts stepCodes does).
+ */
+function maximumAndCodes(maximum: Float32Array, field: Float32Array, codes: boolean): StepCodes | undefined {
+  if (!codes) {
+    mergeMaximum(maximum, field);
+    return undefined;
+  }
+  if (cellScratch.length < field.length) {
+    cellScratch = new Uint32Array(field.length);
+    codeScratch = new Uint16Array(field.length);
+  }
+  const cells = cellScratch;
+  const values = codeScratch;
+  let k = 0;
+  for (let i = 0; i < field.length; i++) {
+    const value = field[i]!;
+    const current = maximum[i]!;
+    if (value > current || (current !== current && value === value)) maximum[i] = value;
+    if (value !== 0) {
+      cells[k] = i;
+      values[k++] = encodeConcentration(value);
+    }
+  }
+  return { cells: cells.slice(0, k), values: values.slice(0, k) };
 }
 
 /** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. */
