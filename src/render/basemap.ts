@@ -132,8 +132,6 @@ interface NaturalEarth {
   borders: Array<Piece<GeoJSON.LineString>>;
 }
 
-const naturalEarthCache = new Map<Resolution, NaturalEarth>();
-
 function readTopology(file: string): Topology {
   const require = createRequire(import.meta.url);
   return JSON.parse(readFileSync(require.resolve(`world-atlas/${file}`), "utf8")) as Topology;
@@ -153,10 +151,12 @@ function piece<G extends GeoJSON.Polygon | GeoJSON.LineString>(geometry: G, poin
   return { geometry, west, east, south, north };
 }
 
-/** Natural Earth land polygons and country borders at a resolution (parsed once per process). */
+/**
+ * Natural Earth land polygons and country borders at a resolution, parsed anew for each base map drawn
+ * (tens of ms; a run draws one or two). Not kept: its millions of small arrays made every full garbage
+ * collection of a thread that draws hundreds of maps mark them again, a fifth of the CPU of a band image.
+ */
 export function naturalEarth(resolution: Resolution): NaturalEarth {
-  const cached = naturalEarthCache.get(resolution);
-  if (cached) return cached;
   const landTopo = readTopology(`land-${resolution}.json`);
   const countries = readTopology(`countries-${resolution}.json`);
   const landCollection = feature(landTopo, landTopo.objects.land as GeometryCollection);
@@ -168,9 +168,7 @@ export function naturalEarth(resolution: Resolution): NaturalEarth {
   }
   const mesh_ = mesh(countries, countries.objects.countries as GeometryCollection, (a, b) => a !== b);
   const borders = mesh_.coordinates.map((coordinates) => piece({ type: "LineString", coordinates }, coordinates));
-  const data: NaturalEarth = { land, borders };
-  naturalEarthCache.set(resolution, data);
-  return data;
+  return { land, borders };
 }
 
 /** What a panel shows, in lon/lat: latitudes, and longitudes relative to the box's centre (may pass ±180). */
