@@ -39,6 +39,10 @@ describe("renderBandImage", () => {
     clearBaseMapCache();
     expect((await renderBandImage(structuredClone(i))).equals(a)).toBe(true);
     expect((await renderBandImage(i)).equals(a)).toBe(true);
+    // The canvas is reused from image to image: nothing of one (state, pixels) reaches the next.
+    await renderBandImage(input("Real Eruption", [], { time: "2010-04-15T00:00:00Z" }));
+    await renderBandImage(input("Rehearsal", samplePlumeBands(24)[0]!.areas, { width: 640, height: 480 }));
+    expect((await renderBandImage(i)).equals(a)).toBe(true);
   });
 
   it("is an indexed-colour PNG that keeps the class colours and the base map's exactly where they were drawn", async () => {
