@@ -54,6 +54,13 @@ export function packedPixels(rgba: Uint8Array | Uint8ClampedArray): Uint32Array 
  * The distinct colours of an image, each with an id in order of first appearance, and the id of every
  * pixel (an open-addressing hash table; colours repeat in runs, so a run costs one look-up).
  */
+/** Where a colour's probe starts in a table of mask + 1 slots (its bits mixed: neighbouring colours spread). */
+function firstSlot(colour: number, mask: number): number {
+  let h = Math.imul(colour ^ (colour >>> 15), 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h & mask;
+}
+
 class ColourTable {
   /** Per id: the colour and its pixel count. */
   colours = new Uint32Array(1024);
@@ -75,17 +82,14 @@ class ColourTable {
   idOf(colour: number): number {
     const slots = this.#slots;
     const mask = slots.length - 1;
-    let h = Math.imul(colour ^ (colour >>> 15), 0x2c1b3c6d);
-    h ^= h >>> 12;
-    for (let s = h & mask; ; s = (s + 1) & mask) if (this.colours[slots[s]!] === colour) return slots[s]!;
+    for (let s = firstSlot(colour, mask); ; s = (s + 1) & mask) if (this.colours[slots[s]!] === colour) return slots[s]!;
   }
 
+  /** The id of a colour, a new one the first time it is seen. */
   #id(colour: number): number {
     const slots = this.#slots;
     const mask = slots.length - 1;
-    let h = Math.imul(colour ^ (colour >>> 15), 0x2c1b3c6d);
-    h ^= h >>> 12;
-    for (let s = h & mask; ; s = (s + 1) & mask) {
+    for (let s = firstSlot(colour, mask); ; s = (s + 1) & mask) {
       const id = slots[s]!;
       if (id < 0) break;
       if (this.colours[id] === colour) return id;
@@ -108,10 +112,7 @@ class ColourTable {
   #place(id: number): void {
     const slots = this.#slots;
     const mask = slots.length - 1;
-    const colour = this.colours[id]!;
-    let h = Math.imul(colour ^ (colour >>> 15), 0x2c1b3c6d);
-    h ^= h >>> 12;
-    let s = h & mask;
+    let s = firstSlot(this.colours[id]!, mask);
     while (slots[s]! >= 0) s = (s + 1) & mask;
     slots[s] = id;
   }
