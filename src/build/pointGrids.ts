@@ -96,7 +96,7 @@ export class PointGridRecorder {
     this.addCodes(t, stepCodes(field));
   }
 
-  /** One step of the current band, coded (as stepCodes does; the model output reader codes its fields in its worker threads). */
+  /** One step of the current band, coded by stepCodes (the model output reader codes its fields in its worker threads). */
   addCodes(t: number, step: StepCodes): void {
     const codes = this.#codes!;
     const steps = this.#steps;

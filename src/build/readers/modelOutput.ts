@@ -15,8 +15,7 @@ import { formatInstant, normaliseInstant, parseInstant } from "../../time/instan
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { Issues } from "../issues.ts";
 import { eachInOrder } from "../../flow/inOrder.ts";
-import { encodeConcentration } from "../../formats/concentrationCodes.ts";
-import { encodeBlocks, PointGridRecorder, type StepCodes } from "../pointGrids.ts";
+import { encodeBlocks, PointGridRecorder, stepCodes, type StepCodes } from "../pointGrids.ts";
 import { bufferOf, runStepTask, stepTaskWindow, warmStepPool } from "../stepPool.ts";
 import type { InputReader, InputReading, ModelBandAnalysis, ReaderContext, RunInputFile } from "./types.ts";
 
@@ -136,43 +135,11 @@ export async function analyseSteps(output: ModelOutput, variable: string, from: 
   const steps: StepChunk["steps"] = [];
   for (let t = from; t < to; t++) {
     const field = await output.readField(variable, t);
-    const stepCodes = maximumAndCodes(maximum, field, codes);
+    mergeMaximum(maximum, field);
     const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
-    steps.push(stepCodes ? { areas, codes: stepCodes } : { areas });
+    steps.push(codes ? { areas, codes: stepCodes(field) } : { areas });
   }
   return { steps, maximum };
-}
-
-/** Point-grid codes of a field, gathered here before they are copied out at their size. */
-let cellScratch = new Uint32Array(0);
-let codeScratch = new Uint16Array(0);
-
-/**
- * One pass over a field: merges it into `maximum` (mergeMaximum) and, when `codes`, codes its cells that
- * are not 0 for the point-query grid (as pointGrids.ts stepCodes does).
- */
-function maximumAndCodes(maximum: Float32Array, field: Float32Array, codes: boolean): StepCodes | undefined {
-  if (!codes) {
-    mergeMaximum(maximum, field);
-    return undefined;
-  }
-  if (cellScratch.length < field.length) {
-    cellScratch = new Uint32Array(field.length);
-    codeScratch = new Uint16Array(field.length);
-  }
-  const cells = cellScratch;
-  const values = codeScratch;
-  let k = 0;
-  for (let i = 0; i < field.length; i++) {
-    const value = field[i]!;
-    const current = maximum[i]!;
-    if (value > current || (current !== current && value === value)) maximum[i] = value;
-    if (value !== 0) {
-      cells[k] = i;
-      values[k++] = encodeConcentration(value);
-    }
-  }
-  return { cells: cells.slice(0, k), values: values.slice(0, k) };
 }
 
 /** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. */
