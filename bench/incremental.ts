@@ -1,7 +1,7 @@
 /**
  * Benchmark: the cost of rebuilding after a change to one run, with 10 runs present and with 1,000.
  *
- *   npx tsx --expose-gc bench/incremental.ts [--runs 10,1000] [--repeats 7] [--no-docs]
+ *   npm run bench:incremental -- [--runs 10,1000] [--repeats 7] [--no-docs]
  *
  * For each N it generates N realistic run folders in a temporary directory (distinct reftimes, a KML
  * advisory with four timed folders of ~50-point polygons, one run in ten with SnapPy's volcano.xml),
@@ -463,12 +463,12 @@ function render(cases: Case[], options: Options) {
   const machine = [
     `- Machine: ${os.cpus().length} CPU(s) (nproc ${nproc()}), ${os.cpus()[0]?.model ?? "unknown CPU"}, ${mib(os.totalmem())} MiB RAM, ${os.type()} ${os.release()}; shared and noisy, hence ratios.`,
     `- Code: ${codeVersion()}.`,
-    `- Node ${process.version}, run through tsx; GC ${gc ? "forced before each build" : "not forced (no --expose-gc)"}; measured ${new Date().toUTCString()} (\`date\`: ${dateCommand()}).`,
+    `- Node ${process.version}, TypeScript by Node's own type stripping; GC ${gc ? "forced before each build" : "not forced (no --expose-gc)"}; measured ${new Date().toUTCString()} (\`date\`: ${dateCommand()}).`,
     `- Peak heap: V8 heapUsed sampled every 2 ms during a build, after a forced GC (median over the rebuilds); the process's peak RSS over the whole benchmark was ${mib(process.resourceUsage().maxRSS * 1024)} MiB.`,
     `- Repeats: ${options.repeats} recorded rebuilds and ${options.repeats} no-change builds per N, after one unrecorded warm-up rebuild; N's interleaved; p90 is nearest-rank (with ${options.repeats} repeats, the ${ordinal(Math.ceil(0.9 * options.repeats))} fastest${Math.ceil(0.9 * options.repeats) === options.repeats ? ", i.e. the slowest" : ""}).`,
   ].join("\n");
 
-  const command = `npx tsx --expose-gc bench/incremental.ts --runs ${options.runs.join(",")} --repeats ${options.repeats}`;
+  const command = `npm run bench:incremental -- --runs ${options.runs.join(",")} --repeats ${options.repeats}`;
   const section = `${SECTION}
 
 Issue acceptance: rebuilding after a change to one run must cost about the same with 1,000 runs present as with 10.

@@ -35,7 +35,7 @@ async function timeAsync(work: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-// One-off costs: fonts and Natural Earth parsing (once per process).
+// One-off costs: fonts (once per process) and Natural Earth parsing (once per base map drawn).
 const fontsMs = time(() => registerFonts());
 const ne50 = time(() => naturalEarth("50m"));
 const ne110 = time(() => naturalEarth("110m"));

@@ -8,6 +8,13 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
 import type { Artefact } from "../contract/releaseIndex.ts";
+import { inOrder } from "../flow/inOrder.ts";
+
+/**
+ * Drafts compressed and written at once: enough to keep libuv's four threads compressing, few enough that
+ * memory does not hold a compressor per body (all 880 files of a full-size run at once added 120 MB).
+ */
+const WRITES_IN_FLIGHT = 16;
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -50,8 +57,8 @@ export function brotliQuality(draft: Pick<ArtefactDraft, "contentType" | "body">
  * directory) and returns their index entries.
  */
 export async function writeArtefacts(dir: string, dirFromDist: string, drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
-  const entries = await Promise.all(
-    drafts.map(async (draft): Promise<[string, Artefact]> => {
+  const entries = await inOrder(
+    drafts.map((draft) => async (): Promise<[string, Artefact]> => {
       // Compression starts first, on the thread pool, while this thread writes and hashes.
       const compressed = draft.contentType.startsWith("image/") || draft.precompress === false
         ? undefined
@@ -87,6 +94,7 @@ export async function writeArtefacts(dir: string, dirFromDist: string, drafts: r
       }
       return [draft.key, entry];
     }),
+    WRITES_IN_FLIGHT,
   );
   return Object.fromEntries(entries);
 }

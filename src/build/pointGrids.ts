@@ -9,6 +9,7 @@ import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, p
 import type { GridGeometry } from "../geo/gridCells.ts";
 import { encodeConcentration } from "../formats/concentrationCodes.ts";
 import type { FlightLevelBand, ModelGrid } from "../model/types.ts";
+import { InternalError } from "../errors.ts";
 import type { ArtefactDraft } from "./artefacts.ts";
 import { slugify } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
@@ -23,6 +24,41 @@ export interface RecordedPointGrid {
   blocks: Buffer[];
 }
 
+/** A band's codes, `codes[(y * nx + x) * steps + t]`, for encodeBlocks. */
+export interface BandCodes {
+  codes: Uint16Array;
+  nx: number;
+  ny: number;
+  steps: number;
+}
+
+/** A band's blocks, in block order (src/contract/pointGrid.ts). */
+export function encodeBlocks({ codes, nx, ny, steps }: BandCodes): Buffer[] {
+  return Array.from({ length: blockCount({ nx, ny, block: BLOCK }) }, (_, k) => encodeBlock(codes, nx, ny, steps, BLOCK, k));
+}
+
+/** The codes of one field's cells that are not 0 (missing ones included), row-major cell indices. */
+export interface StepCodes {
+  cells: Uint32Array;
+  values: Uint16Array;
+}
+
+/** A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no logarithm. */
+export function stepCodes(field: Float32Array): StepCodes {
+  let count = 0;
+  for (let i = 0; i < field.length; i++) if (field[i] !== 0) count++;
+  const cells = new Uint32Array(count);
+  const values = new Uint16Array(count);
+  for (let i = 0, k = 0; i < field.length; i++) {
+    const value = field[i]!;
+    if (value !== 0) {
+      cells[k] = i;
+      values[k++] = encodeConcentration(value);
+    }
+  }
+  return { cells, values };
+}
+
 export const POINT_GRID_CONTENT_TYPE = "application/vnd.ashcast.point-grid";
 
 /**
@@ -34,7 +70,8 @@ export class PointGridRecorder {
   readonly #geometry: GridGeometry;
   readonly #steps: number;
   readonly #bands: PointGridBand[] = [];
-  readonly #blocks: Buffer[] = [];
+  /** Per band, its blocks, or their making. */
+  readonly #blocks: Array<Buffer[] | Promise<Buffer[]>> = [];
   #codes: Uint16Array | undefined;
 
   /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid without its rotated axes). */
@@ -56,25 +93,48 @@ export class PointGridRecorder {
 
   /** One step of the current band, mg/m³, row-major. */
   addStep(t: number, field: Float32Array): void {
+    this.addCodes(t, stepCodes(field));
+  }
+
+  /** One step of the current band, coded by stepCodes (the model output reader codes its fields in its worker threads). */
+  addCodes(t: number, step: StepCodes): void {
     const codes = this.#codes!;
     const steps = this.#steps;
-    for (let i = 0; i < field.length; i++) {
-      const value = field[i]!;
-      // Most cells hold no ash: 0 needs no logarithm.
-      if (value !== 0) codes[i * steps + t] = encodeConcentration(value);
-    }
+    const { cells, values } = step;
+    for (let k = 0; k < cells.length; k++) codes[cells[k]! * steps + t] = values[k]!;
   }
 
   endBand(): void {
     const { nx, ny } = this.#grid;
-    const codes = this.#codes!;
-    const count = blockCount({ nx, ny, block: BLOCK });
-    for (let k = 0; k < count; k++) this.#blocks.push(encodeBlock(codes, nx, ny, this.#steps, BLOCK, k));
+    this.#blocks.push(encodeBlocks({ codes: this.#codes!, nx, ny, steps: this.#steps }));
     this.#codes = undefined;
   }
 
+  /**
+   * Ends the band with its blocks made by `encode` (the model output reader hands them to a worker thread:
+   * this thread goes on merging steps meanwhile, and the band's codes are moved there, not copied).
+   */
+  endBandWith(encode: (band: BandCodes) => Promise<Buffer[]>): void {
+    const { nx, ny } = this.#grid;
+    const pending = encode({ codes: this.#codes!, nx, ny, steps: this.#steps });
+    pending.catch(() => {}); // awaited in finish()
+    this.#blocks.push(pending);
+    this.#codes = undefined;
+  }
+
+  /** The grid, once every band's blocks are made. */
+  async finish(): Promise<RecordedPointGrid> {
+    const blocks = (await Promise.all(this.#blocks)).flat();
+    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks };
+  }
+
+  /** The grid, when every band was ended by endBand(). */
   result(): RecordedPointGrid {
-    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks: this.#blocks };
+    const blocks = this.#blocks.map((band) => {
+      if (!Array.isArray(band)) throw new InternalError("PointGridRecorder.result() with blocks still being made: await finish()");
+      return band;
+    });
+    return { geometry: this.#geometry, nx: this.#grid.nx, ny: this.#grid.ny, bands: this.#bands, blocks: blocks.flat() };
   }
 }
 

@@ -6,12 +6,14 @@
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
-import { renderBandImage } from "../render/bandImage.ts";
-import { renderRunMap } from "../render/runMap.ts";
+import { inOrder } from "../flow/inOrder.ts";
+import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
+import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { compactInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, resourceUrl, runPngKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
+import { bufferOf, runStepTask, stepTaskWindow } from "./stepPool.ts";
 
 export const imageResourceName = (reftime: string, slug: string, time: string): string => `${reftime}/${slug}/${time}.png`;
 export const imagesIndexName = (reftime: string): string => `${reftime}/images.json`;
@@ -41,8 +43,11 @@ export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-/** Images drawn at once: drawing is on the main thread, encoding on the thread pool, so a few overlap. */
-const IMAGES_IN_FLIGHT = 4;
+/**
+ * Images asked for at once. With worker threads (src/build/stepPool.ts) they draw and encode in parallel;
+ * on one thread, drawing is on it and encoding on libuv's thread pool, so a few overlap.
+ */
+const imagesInFlight = (): number => Math.max(4, stepTaskWindow());
 
 export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[]> {
   const source = run.mapSource;
@@ -54,46 +59,36 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   const mapLayers = run.modelLayers.filter((layer) => source.bands.includes(layer.analysis));
   // One legend for the three panels: the bands of one file are the same kind of field; if not, each is named.
   const quantities = [...new Set(mapLayers.map((layer) => layer.analysis.meaning.label))];
-  const drafts: ArtefactDraft[] = [
-    {
+  const runMap: RunMapInput = { ...common, times: source.times, quantity: quantities.join(" / "), bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) };
+  const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
+  const jobs: Array<() => Promise<ArtefactDraft>> = [
+    async () => ({
       key: runPngKey(reftime),
       file: "model.png",
       contentType: CONTENT_TYPES.png,
-      body: await renderRunMap({ ...common, times: source.times, quantity: quantities.join(" / "), bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) }),
-    },
+      body: bufferOf(await runStepTask("runMap", runMap, `${reftime}/model.png`, () => renderRunMap(runMap))),
+    }),
   ];
-  const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
-  const jobs: Array<() => Promise<ArtefactDraft>> = [];
   for (const layer of run.modelLayers) {
     const images: Array<{ time: string; url: string }> = [];
     for (const step of layer.analysis.steps) {
       const name = imageResourceName(reftime, layer.slug, step.time);
+      const input: BandImageInput = { ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas } };
       jobs.push(async () => ({
         key: resourceKey(name),
         file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
         contentType: CONTENT_TYPES.png,
-        body: await renderBandImage({ ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas } }),
+        body: bufferOf(await runStepTask("bandImage", input, name, () => renderBandImage(input))),
         resourceName: name,
       }));
       images.push({ time: step.time, url: resourceUrl(name) });
     }
     index.push({ band: layer.analysis.band.label, images });
   }
-  drafts.push(...(await inOrder(jobs, IMAGES_IN_FLIGHT)));
+  const drafts = await inOrder(jobs, imagesInFlight());
   const indexName = imagesIndexName(reftime);
   drafts.push({ key: resourceKey(indexName), file: "images.json", contentType: CONTENT_TYPES.json, body: jsonBody({ reftime, bands: index }), resourceName: indexName });
   return drafts;
-}
-
-/** Runs the jobs with at most `limit` in flight; results in job order. */
-async function inOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
-  const results = new Array<T>(jobs.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < jobs.length; i = next++) results[i] = await jobs[i]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
-  return results;
 }
 
 /** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */

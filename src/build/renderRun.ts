@@ -38,8 +38,24 @@ export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
 }
 
 // Issue 16, apart from the per-step drawing of renderModelOutput.ts: the point-query grids and the GeoJSON ash areas.
+// The model JSON first: updateRun takes the first draft as the run's JSON.
 export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids, renderAshGeoJson];
 
+/** Started before the others: they hand their work to the build's worker threads (src/build/stepPool.ts), which draw while this thread renders the rest. */
+const STARTED_FIRST: ReadonlySet<RunRenderer> = new Set([renderModelMaps]);
+
+/** The drafts of every renderer, in the renderers' order. */
 export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
-  return (await Promise.all(renderers.map((render) => render(run)))).flat();
+  const results = new Array<ArtefactDraft[] | Promise<ArtefactDraft[]>>(renderers.length);
+  const first = renderers.flatMap((render, i) => (STARTED_FIRST.has(render) ? [i] : []));
+  try {
+    for (const i of first) results[i] = renderers[i]!(run);
+    renderers.forEach((render, i) => {
+      if (!STARTED_FIRST.has(render)) results[i] = render(run);
+    });
+  } finally {
+    // A renderer that threw leaves the others' work unread: let it end without an unhandled rejection.
+    for (const result of results) if (result instanceof Promise) result.catch(() => {});
+  }
+  return (await Promise.all(results)).flat();
 }

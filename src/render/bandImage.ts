@@ -3,11 +3,12 @@
  * the run map, the time in the title and the run type marked. Reuses the cached base map of the run's
  * box, so each image costs only the ash areas, the text and the PNG encoding.
  */
+import type { Canvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { getBaseMap } from "./basemap.ts";
-import { drawPanel, type Rect, type Volcano } from "./draw.ts";
-import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
+import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant } from "./style.ts";
 import { encodePng } from "./png.ts";
 
@@ -50,8 +51,20 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
   return { width, height, metrics, panel: { x: MARGIN, y: top, w: panelW, h: panelH } };
 }
 
-/** Draws one band at one time step; the same input always gives the same bytes. */
+/** The canvas this thread draws its band images on, one after the other (see startImage). */
+let canvasForEncoding: Canvas | undefined;
+
+/** Draws one band at one time step and encodes it; the same input always gives the same bytes. */
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
+  const drawn = drawBandImage(input, canvasForEncoding);
+  canvasForEncoding = drawn.ctx.canvas;
+  // encodePng reads the pixels before it awaits anything: the next image may draw on the canvas then.
+  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
+  return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+}
+
+/** Draws one band at one time step (renderBandImage encodes it), on a new canvas or on `reuse` (startImage). */
+export function drawBandImage(input: BandImageInput, reuse?: Canvas): DrawnImage {
   const layout = bandImageLayout(input);
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
@@ -60,11 +73,11 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
     `${name} · ${input.band.label} · ${formatInstant(input.time)}`,
     `${capitalised(input.quantity)}, model output for ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,
     { headline: 18, subline: 13 },
+    reuse,
   );
   const { panel } = layout;
   const base = getBaseMap(input.box, panel.w, panel.h);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
-  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
-  return encodePng(ctx, layout.width, layout.height);
+  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
 }

@@ -19,6 +19,7 @@ import { feature, mesh } from "topojson-client";
 import type { GeometryCollection, Topology } from "topojson-specification";
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { font } from "./fonts.ts";
+import { packHex, quantise } from "./palette.ts";
 import { BASE_COLOURS } from "./style.ts";
 
 export type Resolution = "50m" | "110m";
@@ -131,8 +132,6 @@ interface NaturalEarth {
   borders: Array<Piece<GeoJSON.LineString>>;
 }
 
-const naturalEarthCache = new Map<Resolution, NaturalEarth>();
-
 function readTopology(file: string): Topology {
   const require = createRequire(import.meta.url);
   return JSON.parse(readFileSync(require.resolve(`world-atlas/${file}`), "utf8")) as Topology;
@@ -152,10 +151,12 @@ function piece<G extends GeoJSON.Polygon | GeoJSON.LineString>(geometry: G, poin
   return { geometry, west, east, south, north };
 }
 
-/** Natural Earth land polygons and country borders at a resolution (parsed once per process). */
+/**
+ * Natural Earth land polygons and country borders at a resolution, parsed anew for each base map drawn
+ * (tens of ms; a run draws one or two). Not kept: its millions of small arrays made every full garbage
+ * collection of a thread that draws hundreds of maps mark them again, a fifth of the CPU of a band image.
+ */
 export function naturalEarth(resolution: Resolution): NaturalEarth {
-  const cached = naturalEarthCache.get(resolution);
-  if (cached) return cached;
   const landTopo = readTopology(`land-${resolution}.json`);
   const countries = readTopology(`countries-${resolution}.json`);
   const landCollection = feature(landTopo, landTopo.objects.land as GeometryCollection);
@@ -167,9 +168,7 @@ export function naturalEarth(resolution: Resolution): NaturalEarth {
   }
   const mesh_ = mesh(countries, countries.objects.countries as GeometryCollection, (a, b) => a !== b);
   const borders = mesh_.coordinates.map((coordinates) => piece({ type: "LineString", coordinates }, coordinates));
-  const data: NaturalEarth = { land, borders };
-  naturalEarthCache.set(resolution, data);
-  return data;
+  return { land, borders };
 }
 
 /** What a panel shows, in lon/lat: latitudes, and longitudes relative to the box's centre (may pass ±180). */
@@ -245,8 +244,10 @@ export interface BaseMap {
   resolution: Resolution;
   /** Fitted to the panel; shared by every image that uses this base map: do not change it. */
   projection: GeoProjection;
-  /** Sea, land, graticule, borders and coastlines, `width`×`height`. */
+  /** Sea, land, graticule, borders and coastlines, `width`×`height`, in the colours of `colours` only. */
   canvas: Canvas;
+  /** The base map's palette (packed RGBA, src/render/palette.ts): sea and land, then line and edge shades. */
+  colours: Uint32Array;
   labels: GraticuleLabel[];
   lonStep: number;
   latStep: number;
@@ -387,8 +388,27 @@ function drawBase(box: LatLonBoxModel, width: number, height: number, resolution
   ctx.lineJoin = "round";
   ctx.stroke(land);
 
+  const colours = reduceColours(ctx, width, height);
   const labels = graticuleLabels(projection, span, width, height, lonStep, latStep);
-  return { width, height, resolution, projection, canvas, labels, lonStep, latStep };
+  return { width, height, resolution, projection, canvas, colours, labels, lonStep, latStep };
+}
+
+/**
+ * How many colours a base map keeps. Its anti-aliased coastlines, borders and graticule give thousands of
+ * shades, and they are what the PNGs spend their bytes on: 12 colours (sea, land and ten line shades,
+ * chosen by median cut and k-means) make the band images 17 % smaller, with a mean change of 0.4 of 255
+ * per channel where no one sees it (docs/decisions.md, docs/benchmarks.md).
+ */
+export const BASE_MAP_COLOURS = 12;
+
+/** Redraws the canvas in at most BASE_MAP_COLOURS colours, sea and land exact; returns them. */
+function reduceColours(ctx: SKRSContext2D, width: number, height: number): Uint32Array {
+  const image = ctx.getImageData(0, 0, width, height);
+  const reduced = quantise(image.data, width, height, { maxColours: BASE_MAP_COLOURS, keep: [packHex(BASE_COLOURS.sea), packHex(BASE_COLOURS.land)], refine: 6 });
+  const pixels = new Uint32Array(image.data.buffer, image.data.byteOffset, width * height);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = reduced.colours[reduced.indices[i]!]!;
+  ctx.putImageData(image, 0, 0);
+  return reduced.colours;
 }
 
 const CACHE_LIMIT = 16;

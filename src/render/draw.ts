@@ -2,13 +2,14 @@
  * Drawing pieces shared by the run map (three panels) and the band images (one panel): the ash areas,
  * the volcano marker, panel labels, the run-type banner and badges, the legend and the attribution.
  */
-import type { SKRSContext2D } from "@napi-rs/canvas";
+import { createCanvas, type SKRSContext2D } from "@napi-rs/canvas";
 import { geoArea, geoPath, type GeoProjection } from "d3-geo";
 import type { RunType } from "../contract/ashModel.ts";
 import type { Polygon, Position, Ring, ThresholdBand } from "../geo/types.ts";
 import { drawBaseMap, drawGraticuleLabels, type BaseMap } from "./basemap.ts";
 import { font } from "./fonts.ts";
 import { ashClasses, ASH_FILL_OPACITY, classWithLower, CONCENTRATION_UNITS, rgbOf } from "../contract/ashClasses.ts";
+import { packedPixels, packHex } from "./palette.ts";
 import { ATTRIBUTION, BASE_COLOURS, capitalised, legendEntries, noAshText, rgb, rgba, runTypeStyle } from "./style.ts";
 
 export interface Rect {
@@ -82,6 +83,28 @@ export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: 
     ctx.lineJoin = "round";
     ctx.stroke();
   }
+}
+
+/**
+ * The colours an image must keep exactly through quantisation (src/render/png.ts): the base map's own, and
+ * each ash class as drawn: its outline, and its fill over white (the legend) and over every base map colour,
+ * blended by the same drawing code as the map (Skia's rounding, not ours).
+ */
+export function exactColours(baseColours: Uint32Array, thresholds: readonly number[]): number[] {
+  const classes = ashClasses(thresholds);
+  const under = [packHex("#ffffff"), ...baseColours];
+  const canvas = createCanvas(under.length, classes.length);
+  const ctx = canvas.getContext("2d");
+  const swatches = new Uint32Array(under);
+  classes.forEach((ashClass, row) => {
+    const line = ctx.createImageData(under.length, 1);
+    packedPixels(line.data).set(swatches);
+    ctx.putImageData(line, 0, row);
+    ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
+    ctx.fillRect(0, row, under.length, 1);
+  });
+  const blended = packedPixels(ctx.getImageData(0, 0, under.length, classes.length).data);
+  return [...baseColours, ...blended, ...classes.map((c) => packHex(c.outline)), packHex(VOLCANO_COLOUR)];
 }
 
 /** Text with a white halo, readable over land, sea and ash. */

@@ -1,45 +1,85 @@
 /**
- * PNG encoding of a drawn canvas: its pixels as 8-bit RGBA, rows unfiltered, deflated at zlib level 3
- * on the thread pool. Skia's encoder (`canvas.encode("png")`)
- * takes about three times as long for these maps and writes larger files (docs/benchmarks.md, "Publishing
- * a full-size model run"): flat colour areas compress well without filters. Same pixels, same bytes.
+ * PNG encoding of a drawn canvas. The maps are a pale base map and a few flat colours, so they are written
+ * as indexed-colour PNG: the pixels reduced to a palette of at most 256 colours (src/render/palette.ts: the
+ * ash classes and every frequent colour exact, anti-aliased edges to their nearest entry), one byte per
+ * pixel, rows unfiltered (filter "none" compresses palette images best here), deflated at zlib level 6 on
+ * the thread pool. A third of the bytes of the RGBA PNG it replaced, for a few milliseconds of quantising
+ * (docs/benchmarks.md, "Publishing a full-size model run"; docs/decisions.md). Same pixels, same bytes.
  */
 import { promisify } from "node:util";
 import { crc32, deflate } from "node:zlib";
+import { quantise, type IndexedImage, type QuantiseOptions } from "./palette.ts";
 
 const deflateAsync = promisify(deflate);
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** zlib level of the image data: 6 gives 10 % fewer bytes than 3 for about 3 ms more per map; 9 is ten times slower for 4 % less. */
+const LEVEL = 6;
 
 /** What the encoder needs of a canvas: @napi-rs/canvas's SKRSContext2D fits. */
 export interface PixelSource {
   getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray; width: number; height: number };
 }
 
-export async function encodePng(context: PixelSource, width: number, height: number): Promise<Buffer> {
+/** An indexed-colour PNG of what was drawn; `keep`: colours that must come out exactly as drawn. */
+export async function encodePng(context: PixelSource, width: number, height: number, options: Pick<QuantiseOptions, "keep"> = {}): Promise<Buffer> {
   const { data } = context.getImageData(0, 0, width, height);
-  return encodeRgbaPng(data, width, height);
+  return encodeIndexedPng(quantise(data, width, height, options));
 }
 
-/** A PNG of `rgba` (width × height pixels, 4 bytes each, not premultiplied). */
+/** A PNG of an indexed image: PLTE with its colours, tRNS when some are not opaque, 8 bits per index. */
+export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
+  const { width, height, colours, indices } = image;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0 || indices.length !== width * height || colours.length < 1 || colours.length > 256) {
+    throw new Error(`Internal error: encodeIndexedPng got ${indices.length} indices and ${colours.length} colours for ${width} × ${height} pixels`);
+  }
+  const palette = Buffer.alloc(colours.length * 3);
+  const alpha = Buffer.alloc(colours.length);
+  let lastTranslucent = -1;
+  colours.forEach((c, i) => {
+    palette[i * 3] = c & 255;
+    palette[i * 3 + 1] = (c >>> 8) & 255;
+    palette[i * 3 + 2] = (c >>> 16) & 255;
+    alpha[i] = c >>> 24;
+    if (alpha[i] !== 255) lastTranslucent = i;
+  });
+  const stride = width + 1;
+  const raw = Buffer.alloc(stride * height); // filter byte 0 (none) at the start of every row
+  for (let y = 0; y < height; y++) raw.set(indices.subarray(y * width, (y + 1) * width), y * stride + 1);
+  const compressed = await deflateAsync(raw, { level: LEVEL });
+  return Buffer.concat([
+    SIGNATURE,
+    chunk("IHDR", header(width, height, 8, 3)),
+    chunk("PLTE", palette),
+    ...(lastTranslucent >= 0 ? [chunk("tRNS", alpha.subarray(0, lastTranslucent + 1))] : []),
+    chunk("IDAT", compressed),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** A truecolour PNG of `rgba` (width × height pixels, 4 bytes each, not premultiplied), every pixel as it is. */
 export async function encodeRgbaPng(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number): Promise<Buffer> {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0 || rgba.length !== width * height * 4) {
     throw new Error(`Internal error: encodeRgbaPng got ${rgba.length} bytes for ${width} × ${height} pixels`);
   }
-  // Rows are copied whole (a memcpy each), never pixel by pixel: this part runs on the main thread.
+  // Rows are copied whole (a memcpy each), never pixel by pixel.
   const stride = width * 4 + 1;
   const raw = Buffer.allocUnsafe(stride * height);
   for (let y = 0; y < height; y++) {
     raw[y * stride] = 0; // filter: none
     raw.set(rgba.subarray(y * width * 4, (y + 1) * width * 4), y * stride + 1);
   }
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bits per channel
-  header[9] = 6; // truecolour with alpha
-  // compression, filter method and interlace: 0 (the only ones defined, no interlace)
   const compressed = await deflateAsync(raw, { level: 3 });
-  return Buffer.concat([SIGNATURE, chunk("IHDR", header), chunk("IDAT", compressed), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([SIGNATURE, chunk("IHDR", header(width, height, 8, 6)), chunk("IDAT", compressed), chunk("IEND", Buffer.alloc(0))]);
+}
+
+/** IHDR: size, bit depth, colour type (3 indexed, 6 RGBA); compression, filter method and interlace 0. */
+function header(width: number, height: number, depth: number, colourType: number): Buffer {
+  const out = Buffer.alloc(13);
+  out.writeUInt32BE(width, 0);
+  out.writeUInt32BE(height, 4);
+  out[8] = depth;
+  out[9] = colourType;
+  return out;
 }
 
 function chunk(type: string, data: Buffer): Buffer {

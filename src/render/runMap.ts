@@ -6,8 +6,8 @@ import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
 import { getBaseMap } from "./basemap.ts";
-import { drawPanel, type Rect, type Volcano } from "./draw.ts";
-import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type FrameMetrics } from "./layout.ts";
+import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
+import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant, outputsText } from "./style.ts";
 import { encodePng } from "./png.ts";
 
@@ -51,8 +51,14 @@ export function runMapLayout(input: { type: RunType; box: LatLonBoxModel; thresh
   return { width, height: top + panelH + metrics.footerHeight, metrics, panels };
 }
 
-/** Draws the run map; the same input always gives the same bytes. */
+/** Draws the run map and encodes it; the same input always gives the same bytes. */
 export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
+  const drawn = drawRunMap(input);
+  return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+}
+
+/** Draws the run map (renderRunMap encodes it). */
+export function drawRunMap(input: RunMapInput): DrawnImage {
   // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
   const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
   const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, quantity: input.quantity, bandCount: bands.length });
@@ -72,6 +78,5 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds, input.quantity);
-  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
-  return encodePng(ctx, layout.width, layout.height);
+  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
 }

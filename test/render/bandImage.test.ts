@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
-import { bandImageLayout, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
+import { bandImageLayout, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
+import { packedPixels } from "../../src/render/palette.ts";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
 import { EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
@@ -38,6 +39,39 @@ describe("renderBandImage", () => {
     clearBaseMapCache();
     expect((await renderBandImage(structuredClone(i))).equals(a)).toBe(true);
     expect((await renderBandImage(i)).equals(a)).toBe(true);
+    // The canvas is reused from image to image: nothing of one (state, pixels) reaches the next.
+    await renderBandImage(input("Real Eruption", [], { time: "2010-04-15T00:00:00Z" }));
+    await renderBandImage(input("Rehearsal", samplePlumeBands(24)[0]!.areas, { width: 640, height: 480 }));
+    expect((await renderBandImage(i)).equals(a)).toBe(true);
+  });
+
+  it("is an indexed-colour PNG that keeps the class colours and the base map's exactly where they were drawn", async () => {
+    const i = input("Exercise", samplePlumeBands(18)[0]!.areas);
+    const drawn = drawBandImage(i);
+    const png = await renderBandImage(i);
+    expect(png[25], "IHDR colour type").toBe(3);
+    const before = packedPixels(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+    const after = await readPixels(png);
+    const keep = new Set(drawn.keep);
+    const { panel } = bandImageLayout(i);
+    const baseColours = new Set(getBaseMap(ICELAND_BOX, panel.w, panel.h).colours);
+    let kept = 0;
+    let ash = 0;
+    let changed = 0;
+    for (let p = 0; p < before.length; p++) {
+      const c = before[p]!;
+      const [r, g, b, a] = after.at(p % drawn.width, Math.floor(p / drawn.width));
+      const same = c === ((r | (g << 8) | (b << 16) | (a << 24)) >>> 0);
+      if (keep.has(c)) {
+        kept++;
+        if (!baseColours.has(c)) ash++;
+        if (!same) expect.fail(`pixel ${p % drawn.width},${Math.floor(p / drawn.width)}: ${c.toString(16)} drawn, ${[r, g, b, a]} written`);
+      } else if (!same) changed++;
+    }
+    // Every class over some base map colour, and most of the image; what changes is a few anti-aliased edges.
+    expect(kept).toBeGreaterThan(before.length / 2);
+    expect(ash, "pixels of ash classes (over the base map, in the legend) and their outlines").toBeGreaterThan(2000);
+    expect(changed / before.length).toBeLessThan(0.15);
   });
 
   it("reuses one base map for every step of a run", async () => {

@@ -5,7 +5,8 @@
 import { crc32, inflateSync } from "node:zlib";
 import { createCanvas } from "@napi-rs/canvas";
 import { describe, expect, it } from "vitest";
-import { encodePng, encodeRgbaPng } from "../../src/render/png.ts";
+import { encodeIndexedPng, encodePng, encodeRgbaPng } from "../../src/render/png.ts";
+import { quantise } from "../../src/render/palette.ts";
 import { PNG_SIGNATURE, readPixels } from "./pixels.ts";
 
 interface Chunk {
@@ -84,7 +85,7 @@ describe("encodeRgbaPng", () => {
     await expect(encodeRgbaPng(rgba, 21, 10)).rejects.toThrow(/Internal error: encodeRgbaPng got 800 bytes for 21 × 10 pixels/);
   });
 
-  it("encodes what was drawn on a canvas", async () => {
+  it("encodes what was drawn on a canvas, as a palette PNG without loss when it has few colours", async () => {
     const canvas = createCanvas(120, 80);
     const ctx = canvas.getContext("2d");
     ctx.fillStyle = "#ffffff";
@@ -99,5 +100,50 @@ describe("encodeRgbaPng", () => {
     const ours = await readPixels(await encodePng(ctx, 120, 80));
     const skia = await readPixels(await canvas.encode("png"));
     for (let y = 0; y < 80; y++) for (let x = 0; x < 120; x++) expect(ours.at(x, y), `pixel ${x},${y}`).toEqual(skia.at(x, y));
+  });
+});
+
+describe("encodeIndexedPng", () => {
+  it("writes IHDR colour type 3, PLTE and 8-bit indices that decode to the palette's colours", async () => {
+    const [width, height] = [37, 23];
+    const rgba = pattern(width, height, () => 255);
+    const image = quantise(rgba, width, height, { maxColours: 50 });
+    const png = await encodeIndexedPng(image);
+    const list = chunks(png);
+    expect(list.map((c) => c.type)).toEqual(["IHDR", "PLTE", "IDAT", "IEND"]);
+    const ihdr = list[0]!.data;
+    expect([ihdr.readUInt32BE(0), ihdr.readUInt32BE(4), ihdr[8], ihdr[9], ihdr[10], ihdr[11], ihdr[12]]).toEqual([width, height, 8, 3, 0, 0, 0]);
+    expect(list[1]!.data.length).toBe(image.colours.length * 3);
+    const rows = inflateSync(list[2]!.data);
+    expect(rows.length).toBe(height * (width + 1));
+    const pixels = await readPixels(png);
+    for (let y = 0; y < height; y++) {
+      expect(rows[y * (width + 1)], `filter byte of row ${y}`).toBe(0);
+      for (let x = 0; x < width; x++) {
+        const c = image.colours[image.indices[y * width + x]!]!;
+        expect(pixels.at(x, y), `pixel ${x},${y}`).toEqual([c & 255, (c >>> 8) & 255, (c >>> 16) & 255, 255]);
+      }
+    }
+  });
+
+  it("writes tRNS up to the last translucent entry, and keeps transparent pixels transparent", async () => {
+    const [width, height] = [16, 9];
+    const rgba = pattern(width, height, (x) => (x % 3 === 0 ? 0 : 255));
+    for (let i = 0; i < rgba.length; i += 4) if (rgba[i + 3] === 0) rgba.fill(0, i, i + 3);
+    const image = quantise(rgba, width, height);
+    const list = chunks(await encodeIndexedPng(image));
+    expect(list.map((c) => c.type)).toEqual(["IHDR", "PLTE", "tRNS", "IDAT", "IEND"]);
+    const transparent = image.colours.indexOf(0);
+    expect(list[2]!.data.length).toBe(transparent + 1);
+    expect(list[2]!.data[transparent]).toBe(0);
+    const pixels = await readPixels(await encodeIndexedPng(image));
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x += 3) expect(pixels.at(x, y)).toEqual([0, 0, 0, 0]);
+  });
+
+  it("gives the same bytes for the same pixels", async () => {
+    const rgba = pattern(64, 40, () => 255);
+    const a = await encodePng({ getImageData: () => ({ data: new Uint8ClampedArray(rgba), width: 64, height: 40 }) }, 64, 40);
+    const b = await encodePng({ getImageData: () => ({ data: new Uint8ClampedArray(rgba.slice()), width: 64, height: 40 }) }, 64, 40);
+    expect(a.equals(b)).toBe(true);
   });
 });

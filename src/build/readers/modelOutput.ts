@@ -1,8 +1,10 @@
 /**
  * Reads dispersion model output (NetCDF-4/HDF5 or NetCDF-3, EEMEP or SNAP layout), chosen by magic
  * bytes. The file is read completely here, one time step of one variable at a time, so that bad data
- * (negative or infinite concentrations, a truncated file) is an invalid run rather than a failed render,
- * and memory holds one field per band plus the running maximum, whatever the number of steps.
+ * (negative or infinite concentrations, a truncated file) is an invalid run rather than a failed render.
+ * The steps are read and contoured a few at a time in the build's worker threads and merged here in step
+ * order (the first bad step in that order is the one reported); memory holds the chunks in flight (three
+ * per worker) and one running maximum, whatever the number of steps.
  */
 import { contourBands } from "../../geo/contourBands.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
@@ -12,7 +14,9 @@ import { UserError } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { Issues } from "../issues.ts";
-import { PointGridRecorder } from "../pointGrids.ts";
+import { eachInOrder } from "../../flow/inOrder.ts";
+import { encodeBlocks, PointGridRecorder, stepCodes, type StepCodes } from "../pointGrids.ts";
+import { bufferOf, runStepTask, stepTaskWindow, warmStepPool } from "../stepPool.ts";
 import type { InputReader, InputReading, ModelBandAnalysis, ReaderContext, RunInputFile } from "./types.ts";
 
 export const modelOutputReader: InputReader = {
@@ -20,10 +24,11 @@ export const modelOutputReader: InputReader = {
   accepts: (_file, head) => isModelOutputFile(head),
   async read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined> {
     let output: ModelOutput | undefined;
+    warmStepPool(); // the workers load while this thread checks the file's structure
     try {
       const opened = await openModelOutput(file.absolutePath, file.displayPath);
       output = opened;
-      const model = await analyse(opened, file.name, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3);
+      const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3);
       return { kind: "model-output", file, model };
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
@@ -35,32 +40,73 @@ export const modelOutputReader: InputReader = {
   },
 };
 
-async function analyse(output: ModelOutput, fileName: string, thresholds: readonly number[]) {
+/**
+ * Steps read per task. The fields are read, checked and contoured a few steps at a time by the build's
+ * worker threads (src/build/stepPool.ts), all cores at once; here the chunks are merged in step order,
+ * so the result is the same bytes as one thread reading every step in turn. 6 steps: the 216 fields of
+ * a full-size run are 36 tasks, enough to keep two workers busy to the end.
+ */
+const CHUNK_STEPS = 6;
+
+/** A new one per file read: a worker reopens the file for each, never reads one it opened for an earlier build. */
+let opening = 0;
+
+async function analyse(output: ModelOutput, file: RunInputFile, thresholds: readonly number[]) {
   const { grid, times } = output;
+  const cells = grid.nx * grid.ny;
+  const pointGrid = PointGridRecorder.for(grid, times.length); // point queries (issue 16): fed the fields read here
+  const chunks = output.variables.flatMap((variable, band) => {
+    const list: Array<{ band: number; variable: string; from: number; to: number }> = [];
+    for (let from = 0; from < times.length; from += CHUNK_STEPS) list.push({ band, variable: variable.name, from, to: Math.min(times.length, from + CHUNK_STEPS) });
+    return list;
+  });
+  const open = { path: file.absolutePath, where: file.displayPath, opening: `${process.pid}:${++opening}` };
+  const read = (chunk: (typeof chunks)[number]): Promise<StepChunk> =>
+    runStepTask(
+      "readSteps",
+      { open, variable: chunk.variable, from: chunk.from, to: chunk.to, thresholds, codes: pointGrid !== undefined },
+      `${file.displayPath} (${chunk.variable}, time steps ${chunk.from}–${chunk.to - 1})`,
+      () => analyseSteps(output, chunk.variable, chunk.from, chunk.to, thresholds, pointGrid !== undefined),
+    );
+
   const bands: ModelBandAnalysis[] = [];
   let ashExtent: LatLonBoxModel | undefined;
-  const pointGrid = PointGridRecorder.for(grid, times.length); // point queries (issue 16): fed the fields read here
-  for (const variable of output.variables) {
-    pointGrid?.startBand(variable.band);
-    const maximum = new Float32Array(grid.nx * grid.ny).fill(Number.NaN);
-    const steps: ModelBandAnalysis["steps"] = [];
-    for (let t = 0; t < times.length; t++) {
-      const field = await output.readField(variable.name, t);
-      pointGrid?.addStep(t, field);
-      for (let i = 0; i < field.length; i++) {
-        const value = field[i]!;
-        const current = maximum[i]!;
-        if (value > current || (Number.isNaN(current) && !Number.isNaN(value))) maximum[i] = value;
-      }
-      const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
-      ashExtent = extend(ashExtent, areas);
-      steps.push({ time: times[t]!, end: stepEnd(times, t), areas });
+  let current: { maximum: Float32Array; steps: ModelBandAnalysis["steps"] } | undefined;
+  // Bands are finished in order, the ones without any step included.
+  const finishBandsBefore = (band: number): void => {
+    while (bands.length < band) {
+      const variable = output.variables[bands.length]!;
+      if (!current) pointGrid?.startBand(variable.band);
+      const { maximum, steps } = current ?? { maximum: new Float32Array(cells).fill(Number.NaN), steps: [] };
+      pointGrid?.endBandWith((band) =>
+        runStepTask("encodeBlocks", band, `${file.displayPath} (point grid of ${variable.name})`, async () => encodeBlocks(band), [band.codes.buffer as ArrayBuffer]).then((blocks) => blocks.map(bufferOf)),
+      );
+      bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
+      current = undefined;
     }
-    pointGrid?.endBand();
-    bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
-  }
+  };
+  await eachInOrder(
+    chunks.map((chunk) => () => read(chunk)),
+    stepTaskWindow(),
+    (result, index) => {
+      const chunk = chunks[index]!;
+      finishBandsBefore(chunk.band);
+      if (!current) {
+        pointGrid?.startBand(output.variables[chunk.band]!.band);
+        current = { maximum: new Float32Array(cells).fill(Number.NaN), steps: [] };
+      }
+      mergeMaximum(current.maximum, result.maximum);
+      result.steps.forEach((step, k) => {
+        const t = chunk.from + k;
+        if (step.codes) pointGrid?.addCodes(t, step.codes);
+        ashExtent = extend(ashExtent, step.areas);
+        current!.steps.push({ time: times[t]!, end: stepEnd(times, t), areas: step.areas });
+      });
+    },
+  );
+  finishBandsBefore(output.variables.length);
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
-  const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(fileName)?.[1]?.concat("Z");
+  const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(file.name)?.[1]?.concat("Z");
   return {
     layout: output.layout,
     times,
@@ -71,8 +117,38 @@ async function analyse(output: ModelOutput, fileName: string, thresholds: readon
     thresholds,
     bands,
     ...(ashExtent ? { ashExtent } : {}),
-    ...(pointGrid ? { pointGrid: pointGrid.result() } : {}),
+    ...(pointGrid ? { pointGrid: await pointGrid.finish() } : {}),
   };
+}
+
+/** What a few steps of one variable give: per step its ash areas (and point-grid codes), and their maximum. */
+export interface StepChunk {
+  steps: Array<{ areas: ThresholdBand[]; codes?: StepCodes }>;
+  /** Per cell, the highest value of these steps (NaN where every one is missing). */
+  maximum: Float32Array;
+}
+
+/** Reads, checks and contours steps `from` to `to` (excluded) of a variable; a worker thread runs this (src/build/stepTasks.ts). */
+export async function analyseSteps(output: ModelOutput, variable: string, from: number, to: number, thresholds: readonly number[], codes: boolean): Promise<StepChunk> {
+  const { grid } = output;
+  const maximum = new Float32Array(grid.nx * grid.ny).fill(Number.NaN);
+  const steps: StepChunk["steps"] = [];
+  for (let t = from; t < to; t++) {
+    const field = await output.readField(variable, t);
+    mergeMaximum(maximum, field);
+    const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
+    steps.push(codes ? { areas, codes: stepCodes(field) } : { areas });
+  }
+  return { steps, maximum };
+}
+
+/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. */
+function mergeMaximum(maximum: Float32Array, values: Float32Array): void {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!;
+    const current = maximum[i]!;
+    if (value > current || (current !== current && value === value)) maximum[i] = value;
+  }
 }
 
 /** A step lasts until the next one; the last lasts as long as the step before it (one hour if alone). */

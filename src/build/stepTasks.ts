@@ -1,0 +1,62 @@
+/**
+ * The per-step work of a build that worker threads do (src/build/stepPool.ts): reading and contouring a
+ * few time steps of a model output file, compressing a band's point-grid blocks, drawing and encoding one map. Each task is a function of its
+ * input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the same bytes either way.
+ */
+import type { Transferable } from "node:worker_threads";
+import type { TaskResult } from "../flow/workerPool.ts";
+import { openModelOutput } from "../model/openModelOutput.ts";
+import type { ModelOutput } from "../model/types.ts";
+import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
+import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
+import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
+import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
+
+export interface ReadStepsInput {
+  /** The file, and which reading of it this is: a worker keeps one file open, reopened for each new reading. */
+  open: { path: string; where: string; opening: string };
+  variable: string;
+  from: number;
+  to: number;
+  thresholds: readonly number[];
+  /** Also code each field for the point-query grid. */
+  codes: boolean;
+}
+
+let opened: { opening: string; output: ModelOutput } | undefined;
+
+async function modelOutputFor(open: ReadStepsInput["open"]): Promise<ModelOutput> {
+  if (opened?.opening === open.opening) return opened.output;
+  opened?.output.close();
+  opened = undefined;
+  const output = await openModelOutput(open.path, open.where);
+  opened = { opening: open.opening, output };
+  return output;
+}
+
+/** The bytes of a PNG, moved to the other thread when they fill their own buffer. */
+function png(bytes: Buffer): TaskResult<Uint8Array> {
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return own ? { output: bytes, transfer: [bytes.buffer as ArrayBuffer] } : { output: new Uint8Array(bytes) };
+}
+
+export const STEP_TASKS = {
+  async readSteps(input: ReadStepsInput): Promise<TaskResult<StepChunk>> {
+    const output = await modelOutputFor(input.open);
+    const chunk = await analyseSteps(output, input.variable, input.from, input.to, input.thresholds, input.codes);
+    const transfer: Transferable[] = [chunk.maximum.buffer as ArrayBuffer];
+    for (const step of chunk.steps) if (step.codes) transfer.push(step.codes.cells.buffer as ArrayBuffer, step.codes.values.buffer as ArrayBuffer);
+    return { output: chunk, transfer };
+  },
+  encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
+    return { output: encodeBlocks(input) };
+  },
+  async bandImage(input: BandImageInput): Promise<TaskResult<Uint8Array>> {
+    return png(await renderBandImage(input));
+  },
+  async runMap(input: RunMapInput): Promise<TaskResult<Uint8Array>> {
+    return png(await renderRunMap(input));
+  },
+};
+
+export type StepTasks = typeof STEP_TASKS;

@@ -1,0 +1,11 @@
+/**
+ * A worker thread of the build's step pool (src/build/stepPool.ts): it runs the tasks of stepTasks.ts.
+ * Node's compile cache (in the temp directory, keyed by source and Node version) spares each new worker
+ * stripping and compiling the same modules again: 0.3 s of CPU a worker without it, 0.1 s with it.
+ */
+import { enableCompileCache } from "node:module";
+import { serveTasks } from "../flow/workerPool.ts";
+
+enableCompileCache();
+const { STEP_TASKS } = await import("./stepTasks.ts");
+serveTasks(STEP_TASKS);

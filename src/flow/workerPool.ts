@@ -1,0 +1,231 @@
+/**
+ * A bounded pool of worker threads that run named tasks: at most `size` workers, one task at a time each,
+ * the rest queued in order. Workers start on demand and stop after `idleMs` without work; while idle they
+ * do not keep the process alive.
+ *
+ * Failures never hang a caller: an error thrown by a task comes back as the task's rejection (a UserError
+ * with its file and fix intact, anything else as an InternalError naming the task's label and carrying the
+ * worker's stack); a worker that crashes or exits rejects the task it was running, naming its label, and is
+ * replaced; a worker that dies before its module has loaded fails every queued and later task with that
+ * error, rather than being started again and again.
+ *
+ * The worker side is `serveTasks(tasks)`, in the module the pool was given.
+ *
+ * @example
+ * const pool = new WorkerPool(new URL("./myWorker.ts", import.meta.url), { size: 2, name: "render" });
+ * const png = await pool.run<Uint8Array>("bandImage", input, "images/fl000-200/20260601T060000Z.png");
+ */
+import { isMainThread, parentPort, Worker, type Transferable } from "node:worker_threads";
+import { InternalError, UserError } from "../errors.ts";
+
+/** What a task gives back: its output, and the buffers to move rather than copy to the other thread. */
+export interface TaskResult<T> {
+  output: T;
+  transfer?: Transferable[];
+}
+
+export type Task<I, O> = (input: I) => TaskResult<O> | Promise<TaskResult<O>>;
+
+interface Request {
+  id: number;
+  task: string;
+  input: unknown;
+}
+
+interface SerialisedError {
+  user: boolean;
+  message: string;
+  where?: string;
+  fix?: string;
+  stack?: string;
+}
+
+type Reply = { ready: true } | { id: number; output: unknown } | { id: number; error: SerialisedError };
+
+interface Job {
+  id: number;
+  task: string;
+  input: unknown;
+  transfer: readonly Transferable[];
+  label: string;
+  resolve: (output: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Job | undefined;
+  /** Its module loaded (serveTasks said so): a worker that dies before that is broken, not unlucky. */
+  ready: boolean;
+}
+
+export interface WorkerPoolOptions {
+  /** Most workers at once (at least 1). */
+  size: number;
+  /** Shown in thread names and errors: "render" → "ashcast render 1". */
+  name: string;
+  /** Workers stop this long after the last task (default 2 s). */
+  idleMs?: number;
+}
+
+export class WorkerPool {
+  readonly size: number;
+  readonly #url: URL;
+  readonly #name: string;
+  readonly #idleMs: number;
+  readonly #slots: Slot[] = [];
+  readonly #queue: Job[] = [];
+  #nextId = 1;
+  #started = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #broken: Error | undefined;
+  #closed = false;
+
+  constructor(url: URL, options: WorkerPoolOptions) {
+    if (!Number.isInteger(options.size) || options.size < 1) throw new InternalError(`a worker pool needs at least one worker, got ${options.size}`);
+    this.size = options.size;
+    this.#url = url;
+    this.#name = options.name;
+    this.#idleMs = options.idleMs ?? 2000;
+  }
+
+  /** Runs `task` on `input` in a worker; `label` names what it works on (a file) in every error. */
+  run<T>(task: string, input: unknown, label: string, transfer: readonly Transferable[] = []): Promise<T> {
+    if (this.#closed) return Promise.reject(new InternalError(`the ${this.#name} worker pool is closed (task ${task} for ${label})`));
+    if (this.#broken) return Promise.reject(this.#failure(label, this.#broken));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ id: this.#nextId++, task, input, transfer, label, resolve: resolve as (output: unknown) => void, reject });
+      this.#pump();
+    });
+  }
+
+  /** Starts every worker not yet running (each loads its modules), without giving it a task. */
+  warm(): void {
+    if (this.#closed || this.#broken) return;
+    while (this.#slots.length < this.size) this.#start();
+    this.#pump();
+  }
+
+  /** Workers running now (for tests). */
+  get workers(): number {
+    return this.#slots.length;
+  }
+
+  /** Stops every worker; tasks still queued or running are rejected. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#idleTimer);
+    for (const job of this.#queue.splice(0)) job.reject(new InternalError(`the ${this.#name} worker pool closed before ${job.label} was done`));
+    await Promise.all(this.#slots.splice(0).map((slot) => this.#stop(slot, `the ${this.#name} worker pool closed`)));
+  }
+
+  #pump(): void {
+    clearTimeout(this.#idleTimer);
+    while (this.#queue.length > 0) {
+      let slot = this.#slots.find((candidate) => candidate.job === undefined);
+      if (!slot) {
+        if (this.#slots.length >= this.size) return;
+        slot = this.#start();
+      }
+      const job = this.#queue.shift()!;
+      slot.job = job;
+      slot.worker.ref();
+      try {
+        slot.worker.postMessage({ id: job.id, task: job.task, input: job.input } satisfies Request, [...job.transfer]);
+      } catch (error) {
+        slot.job = undefined;
+        job.reject(new InternalError(`could not hand ${job.label} to a ${this.#name} worker`, { cause: error }));
+      }
+    }
+    if (this.#slots.every((slot) => slot.job === undefined)) {
+      this.#idleTimer = setTimeout(() => void Promise.all(this.#slots.splice(0).map((slot) => this.#stop(slot))), this.#idleMs);
+      this.#idleTimer.unref();
+    }
+  }
+
+  #start(): Slot {
+    const worker = new Worker(this.#url, { name: `ashcast ${this.#name} ${++this.#started}` });
+    const slot: Slot = { worker, job: undefined, ready: false };
+    worker.unref();
+    worker.on("message", (reply: Reply) => {
+      if ("ready" in reply) {
+        slot.ready = true;
+        return;
+      }
+      const job = slot.job;
+      if (!job || job.id !== reply.id) return;
+      slot.job = undefined;
+      worker.unref();
+      if ("error" in reply) job.reject(this.#rebuild(reply.error, job.label));
+      else job.resolve(reply.output);
+      this.#pump();
+    });
+    const died = (why: Error): void => {
+      const index = this.#slots.indexOf(slot);
+      if (index < 0) return;
+      this.#slots.splice(index, 1);
+      const job = slot.job;
+      slot.job = undefined;
+      if (!slot.ready) {
+        this.#broken = why;
+        for (const queued of this.#queue.splice(0)) queued.reject(this.#failure(queued.label, why));
+      }
+      job?.reject(this.#failure(job.label, why));
+      void worker.terminate();
+      this.#pump();
+    };
+    worker.on("error", (error) => died(error));
+    worker.on("exit", (code) => died(new Error(`the worker exited with code ${code}`)));
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  #failure(label: string, why: Error): InternalError {
+    return new InternalError(`a ${this.#name} worker failed while working on ${label}: ${why.message}`, { cause: why });
+  }
+
+  #rebuild(error: SerialisedError, label: string): Error {
+    if (error.user) return new UserError(error.message, { ...(error.where === undefined ? {} : { where: error.where }), ...(error.fix === undefined ? {} : { fix: error.fix }) });
+    const cause = new Error(error.message);
+    if (error.stack !== undefined) cause.stack = error.stack;
+    return new InternalError(`${label}: ${error.message.replace(/^Internal error: /, "")}`, { cause });
+  }
+
+  async #stop(slot: Slot, why?: string): Promise<void> {
+    slot.job?.reject(new InternalError(`${why ?? "stopped"} before ${slot.job.label} was done`));
+    slot.job = undefined;
+    slot.worker.removeAllListeners("exit");
+    slot.worker.removeAllListeners("error");
+    slot.worker.on("error", () => {});
+    await slot.worker.terminate();
+  }
+}
+
+/** The worker side: answers the pool's requests with `tasks`. Call once, at the top of the worker module. */
+export function serveTasks(tasks: Readonly<Record<string, Task<never, unknown>>>): void {
+  if (isMainThread || !parentPort) throw new InternalError("serveTasks() runs in a worker thread only");
+  const port = parentPort;
+  port.on("message", async (request: Request) => {
+    let reply: Reply;
+    let transfer: Transferable[] = [];
+    try {
+      const task = Object.hasOwn(tasks, request.task) ? tasks[request.task] : undefined;
+      if (!task) throw new InternalError(`no task ${request.task} in this worker`);
+      const result = await task(request.input as never);
+      reply = { id: request.id, output: result.output };
+      transfer = result.transfer ?? [];
+    } catch (error) {
+      reply = { id: request.id, error: serialise(error) };
+    }
+    port.postMessage(reply, transfer);
+  });
+  port.postMessage({ ready: true } satisfies Reply);
+}
+
+function serialise(error: unknown): SerialisedError {
+  if (error instanceof UserError) {
+    return { user: true, message: error.message, ...(error.where === undefined ? {} : { where: error.where }), ...(error.fix === undefined ? {} : { fix: error.fix }) };
+  }
+  if (error instanceof Error) return { user: false, message: error.message, ...(error.stack === undefined ? {} : { stack: error.stack }) };
+  return { user: false, message: String(error) };
+}
