@@ -147,16 +147,16 @@ function verifiedChunk(name: string, text: string): StateChunk | undefined {
   }
 }
 
-/** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
-export function stateChunkNames(head: string): string[] | undefined {
-  return parsedAs(StateHead, head)?.chunks;
-}
-
 /**
  * The state of state.json and its chunks (`chunkText` gives each chunk's text, undefined when missing), or
  * undefined when they are not what this version wrote: a full rebuild follows.
  */
 export function decodeState(head: string, chunkText: (name: string) => string | undefined): BuildState | undefined {
+  return decodeStoredState(head, chunkText)?.state;
+}
+
+/** As decodeState, with the names of the chunks the state was read from (the head is parsed once: 1,000 served folders and 200 events). */
+export function decodeStoredState(head: string, chunkText: (name: string) => string | undefined): { state: BuildState; chunks: string[] } | undefined {
   const parsedHead = parsedAs(StateHead, head);
   if (!parsedHead) return undefined;
   const files: BuildState["files"] = {};
@@ -177,6 +177,6 @@ export function decodeState(head: string, chunkText: (name: string) => string | 
     // A build that starts from this state writes this chunk again only if one of its runs changes.
     stateChunks.remember(Object.keys(chunk.runs), (folder) => [runs[folder], chunk.files[folder]], { name, text });
   }
-  const { chunks: _chunks, ...rest } = parsedHead;
-  return { ...rest, files, runs };
+  const { chunks, ...rest } = parsedHead;
+  return { state: { ...rest, files, runs }, chunks };
 }

@@ -18,7 +18,8 @@ import { readReleaseIndex } from "../contract/readReleaseIndex.ts";
 import { CURRENT_LINK, INDEX_CHUNKS_DIR, INDEX_FILE, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
-import { decodeState, stateChunkNames, type BuildState } from "./buildState.ts";
+import { decodeStoredState, type BuildState } from "./buildState.ts";
+import { indexChunksAsWritten } from "./indexChunks.ts";
 import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
@@ -119,7 +120,7 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
   }
   const releaseDir = path.resolve(distDir, target);
   try {
-    const index = await readReleaseIndex(distDir, releaseDir);
+    const index = await readReleaseIndex(distDir, releaseDir, indexChunksAsWritten(distDir));
     const loaded = await readState(distDir, releaseDir);
     return { id: path.basename(releaseDir), index, state: loaded?.state, stateChunks: new Set(loaded?.chunks ?? []) };
   } catch {
@@ -130,17 +131,15 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
 /** A release's state.json and its chunks, or undefined when they cannot be read as this version wrote them. */
 async function readState(distDir: string, releaseDir: string): Promise<{ state: BuildState; chunks: string[] } | undefined> {
   const head = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
-  const names = head === undefined ? undefined : stateChunkNames(head);
-  if (head === undefined || names === undefined) return undefined;
+  if (head === undefined) return undefined;
   // Synchronously, as the scan of runs/ (scanRuns.ts): 64 small files cost less than 64 round trips through the thread pool.
-  const state = decodeState(head, (name) => {
+  return decodeStoredState(head, (name) => {
     try {
       return readFileSync(path.join(distDir, STATE_DIR, name), "utf8");
     } catch {
       return undefined;
     }
   });
-  return state && { state, chunks: names };
 }
 
 /**
