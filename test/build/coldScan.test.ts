@@ -152,6 +152,7 @@ describe("scanRun: which times are trusted next time", () => {
     await mkdir(path.join(dir, "run"), { recursive: true });
     const file = path.join(dir, "run", "run.json");
     await writeFile(file, "{}");
+    await writeFile(path.join(dir, "run", ".DS_Store"), ""); // never an input: it changes nothing
     const fileStat = await stat(file);
     const folderStat = await stat(path.join(dir, "run"));
     const latest = Math.max(fileStat.ctimeMs, fileStat.mtimeMs, folderStat.ctimeMs, folderStat.mtimeMs);
