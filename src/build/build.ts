@@ -69,6 +69,15 @@ export interface BuildResult {
   events: ChangelogEvent[];
   /** The cache tags whose answers this publish changed (src/contract/cacheTags.ts); empty when nothing was published. */
   changedTags: string[];
+  /** What finding the changes cost: the folders scanned, those of them listed, and the files read and hashed. */
+  scan: ScanCounts;
+}
+
+/** See BuildResult.scan: a folder whose stat is as last listed is not listed, a file whose stat is as last hashed is not read. */
+export interface ScanCounts {
+  folders: number;
+  listed: number;
+  hashed: number;
 }
 
 export async function build(options: BuildOptions): Promise<BuildResult> {
@@ -78,7 +87,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   }
   const lock = await acquireBuildLock(options.distDir);
   try {
-    return await buildLocked(options, lock.takenOver);
+    return await buildLocked(options, lock);
   } catch (error) {
     recountSharedDirs(options.distDir); // it may have written run directories that no release uses
     throw error;
@@ -87,15 +96,15 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   }
 }
 
-async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promise<BuildResult> {
+async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; takenAtMs: number }): Promise<BuildResult> {
   const log = options.log ?? (() => {});
   const started = performance.now();
   const nowDate = (options.now ?? (() => new Date()))();
   const now = formatInstant(nowDate.getTime());
   const { distDir } = options;
 
-  const last = await previousBuild(options, lockTakenOver, log);
-  const { folders, runs, files, rebuiltWhy } = await updateRuns(options, last, log);
+  const last = await previousBuild(options, lock.takenOver, log);
+  const { folders, runs, files, folderStats, rebuiltWhy, scan } = await updateRuns(options, last, lock.takenAtMs, log);
 
   const decision = decidePublished(runs);
   for (const { name: folder } of folders) {
@@ -118,13 +127,13 @@ async function buildLocked(options: BuildOptions, lockTakenOver: boolean): Promi
     log("nothing changed: the current release stays");
     if (rebuiltWhy.size) recountSharedDirs(distDir); // a rebuilt run's new directory is used by no release
     report.durationMs = Math.round(performance.now() - started);
-    return { release: previous.id, current: previous, published: false, report, events, changedTags: [] };
+    return { release: previous.id, current: previous, published: false, report, events, changedTags: [], scan };
   }
 
   options.signal?.throwIfAborted();
   report.durationMs = Math.round(performance.now() - started);
-  const current = await writeRelease({ distDir, publicUrl: options.publicUrl, nowDate, now, previous, prevState, pipeline: last.pipeline, decision, reftimes, runs, files, history, digest, viewer, report }, log);
-  return { release: current.id, current, published: true, report, events, changedTags: changedTags(previous?.index, current.index) };
+  const current = await writeRelease({ distDir, publicUrl: options.publicUrl, nowDate, now, previous, prevState, pipeline: last.pipeline, decision, reftimes, runs, files, folders: folderStats, history, digest, viewer, report }, log);
+  return { release: current.id, current, published: true, report, events, changedTags: changedTags(previous?.index, current.index), scan };
 }
 
 /** What the last build left: its release and state, and whether the pipeline changed since. */
@@ -161,17 +170,20 @@ interface UpdatedRuns {
   folders: RunFolder[];
   runs: Record<string, RunState>;
   files: BuildState["files"];
+  folderStats: BuildState["folders"];
   /** Folder to why it was read and rendered again. */
   rebuiltWhy: Map<string, string>;
+  scan: ScanCounts;
 }
 
 /**
  * Every run folder brought up to date: scanned (stat calls; skipped for folders the watcher saw
- * unchanged), then read and rendered only where the inputs changed. The pipeline key is part of every
- * input hash, so a changed pipeline rebuilds every run by itself, while each folder's last good version
- * stays known (and served if the rebuild fails).
+ * unchanged; a folder whose stat is as last listed is not listed), then read and rendered only where the
+ * inputs changed. The pipeline key is part of every input hash, so a changed pipeline rebuilds every run
+ * by itself, while each folder's last good version stays known (and served if the rebuild fails).
+ * `settledBefore`: when the build lock was taken, on the file system's clock (ScanOptions).
  */
-async function updateRuns(options: BuildOptions, last: PreviousBuild, log: (line: string) => void): Promise<UpdatedRuns> {
+async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBefore: number, log: (line: string) => void): Promise<UpdatedRuns> {
   const { runsDir, distDir } = options;
   const { state: prevState, pipeline, pipelineChanged } = last;
   const priorRuns = prevState.runs;
@@ -183,16 +195,26 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, log: (line
       : listRunFolders(runsDir, distDir);
   const forced = (name: string) => options.rebuild === "all" || options.rebuild?.has(name) === true;
   const known = (name: string) => !forced(name) && !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
-  const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files);
+  const priorFolders = prevState.folders;
+  // A changed pipeline rebuilds every run from a fresh scan: no folder is taken on its stat.
+  const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files, { folderStats: pipelineChanged ? {} : priorFolders, settledBefore });
   const scannedByName = new Map(scanned.map((entry) => [entry.run.folder, entry]));
   const runs: Record<string, RunState> = {};
   const files: BuildState["files"] = {};
+  const folderStats: BuildState["folders"] = {};
   const rebuiltWhy = new Map<string, string>();
+  const scan: ScanCounts = { folders: scanned.length, listed: 0, hashed: 0 };
+  for (const entry of scanned) {
+    if (entry.listed) scan.listed++;
+    scan.hashed += entry.hashed;
+  }
   let done = 0;
   for (const { name: folder } of folders) {
     options.signal?.throwIfAborted();
     const entry = scannedByName.get(folder);
     const prior = priorRuns[folder];
+    const folderStat = entry ? entry.folderStat : priorFolders[folder];
+    if (folderStat) folderStats[folder] = folderStat;
     if (!entry || (entry.fingerprints === prevState.files[folder] && prior && !prior.waiting && !pipelineChanged && !forced(folder))) {
       // Not looked at (the watcher saw no change), or every file as last built: its outcome stands.
       runs[folder] = prior!;
@@ -206,7 +228,7 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, log: (line
     }
     options.onProgress?.(++done, folders.length, folder);
   }
-  return { folders, runs, files, rebuiltWhy };
+  return { folders, runs, files, folderStats, rebuiltWhy, scan };
 }
 
 /** Changelog events: what is served now compared with what was served before. */

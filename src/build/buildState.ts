@@ -52,8 +52,17 @@ export const ChangelogEventSchema = z.strictObject({
 export const BuildState = z.strictObject({
   format: z.literal(BUILD_STATE_FORMAT),
   pipeline: z.string(),
-  /** Per run folder, the fingerprint of each file: a file whose size, mtime and inode match is not read again. */
-  files: z.record(z.string(), z.record(z.string(), z.strictObject({ size: z.number(), mtimeMs: z.number(), ino: z.number(), sha256: z.string() }))),
+  /**
+   * Per run folder, the fingerprint of each file: a file whose size, mtime, ctime and inode match is not read
+   * again. A fingerprint without ctimeMs is not trusted (scanRuns.ts FileFingerprint): the file is hashed again.
+   */
+  files: z.record(z.string(), z.record(z.string(), z.strictObject({ size: z.number(), mtimeMs: z.number(), ctimeMs: z.number().optional(), ino: z.number(), sha256: z.string() }))),
+  /**
+   * Per run folder, its own times and inode when last listed (scanRuns.ts FolderStat): while they match, its
+   * names are those of `files` and it is not listed again. Absent for a folder to list again (and for every
+   * folder of a state written before folder stats were kept).
+   */
+  folders: z.record(z.string(), z.strictObject({ mtimeMs: z.number(), ctimeMs: z.number(), ino: z.number() })),
   runs: z.record(z.string(), RunState),
   /** Which folder's build is served for each reftime. */
   published: z.record(PublishedInstant, z.string()),
@@ -65,7 +74,7 @@ export const BuildState = z.strictObject({
 export type BuildState = z.infer<typeof BuildState>;
 
 export function emptyState(pipeline: string): BuildState {
-  return { format: BUILD_STATE_FORMAT, pipeline, files: {}, runs: {}, published: {}, events: [] };
+  return { format: BUILD_STATE_FORMAT, pipeline, files: {}, folders: {}, runs: {}, published: {}, events: [] };
 }
 
 /**
@@ -80,9 +89,9 @@ export function emptyState(pipeline: string): BuildState {
 const StoredRunState = RunState.extend({ lastGood: z.union([RunBuild, z.literal("current")]).optional() });
 type StoredRunState = z.infer<typeof StoredRunState>;
 /** The form of a chunk (as a type: chunks are checked by their content hash, see verifiedChunk). */
-const StateChunk = z.strictObject({ files: BuildState.shape.files, runs: z.record(z.string(), StoredRunState) });
+const StateChunk = z.strictObject({ files: BuildState.shape.files, folders: BuildState.shape.folders.optional(), runs: z.record(z.string(), StoredRunState) });
 type StateChunk = z.infer<typeof StateChunk>;
-const StateHead = BuildState.omit({ files: true, runs: true }).extend({ chunks: z.array(z.string().regex(CHUNK_NAME_PATTERN)) });
+const StateHead = BuildState.omit({ files: true, folders: true, runs: true }).extend({ chunks: z.array(z.string().regex(CHUNK_NAME_PATTERN)) });
 
 /** Buckets of folders: with 1,000 runs a chunk holds about 16 (14 KiB); with 10, one each. */
 export const STATE_BUCKETS = CHUNK_BUCKETS;
@@ -95,16 +104,19 @@ export interface EncodedState {
 }
 
 export function encodeState(state: BuildState): EncodedState {
-  const chunks = stateChunks.encode(Object.keys(state.runs), (folder) => [state.runs[folder], state.files[folder]], (folders) => {
+  const chunks = stateChunks.encode(Object.keys(state.runs), (folder) => [state.runs[folder], state.files[folder], state.folders[folder]], (folders) => {
     const files: BuildState["files"] = {};
+    const folderStats: BuildState["folders"] = {};
     const runs: Record<string, StoredRunState> = {};
     for (const folder of folders) {
       if (state.files[folder]) files[folder] = state.files[folder];
+      const folderStat = state.folders[folder];
+      if (folderStat) folderStats[folder] = folderStat;
       runs[folder] = storedRun(state.runs[folder]!);
     }
-    return `{"files":${recordJson(files)},"runs":${recordJson(runs)}}\n`;
+    return `{"files":${recordJson(files)},"folders":${recordJson(folderStats)},"runs":${recordJson(runs)}}\n`;
   });
-  const { files: _files, runs: _runs, ...rest } = state;
+  const { files: _files, folders: _folders, runs: _runs, ...rest } = state;
   // The served folders and the events are mostly the objects of the last build: their text is kept (memoJson).
   const head = `${objectJson({ ...rest, chunks: chunks.map((c) => c.name) }, { published: entryJson(state.published), events: arrayJson(state.events) })}\n`;
   return { head, chunks };
@@ -147,19 +159,20 @@ function verifiedChunk(name: string, text: string): StateChunk | undefined {
   }
 }
 
-/** The chunk names a state.json needs, or undefined when it is not one this version wrote. */
-export function stateChunkNames(head: string): string[] | undefined {
-  return parsedAs(StateHead, head)?.chunks;
-}
-
 /**
  * The state of state.json and its chunks (`chunkText` gives each chunk's text, undefined when missing), or
  * undefined when they are not what this version wrote: a full rebuild follows.
  */
 export function decodeState(head: string, chunkText: (name: string) => string | undefined): BuildState | undefined {
+  return decodeStoredState(head, chunkText)?.state;
+}
+
+/** As decodeState, with the names of the chunks the state was read from (the head is parsed once: 1,000 served folders and 200 events). */
+export function decodeStoredState(head: string, chunkText: (name: string) => string | undefined): { state: BuildState; chunks: string[] } | undefined {
   const parsedHead = parsedAs(StateHead, head);
   if (!parsedHead) return undefined;
   const files: BuildState["files"] = {};
+  const folders: BuildState["folders"] = {};
   const runs: Record<string, RunState> = {};
   for (const name of parsedHead.chunks) {
     const text = chunkText(name);
@@ -167,16 +180,20 @@ export function decodeState(head: string, chunkText: (name: string) => string | 
     const chunk = verifiedChunk(name, text);
     if (!chunk) return undefined;
     Object.assign(files, chunk.files);
+    // Chunks written before folder stats were kept have none: those folders are listed again.
+    const folderStats = chunk.folders ?? {};
+    Object.assign(folders, folderStats);
     for (const [folder, run] of Object.entries(chunk.runs)) {
       if (run.lastGood !== "current") runs[folder] = run as RunState;
       else if (run.current) runs[folder] = { ...run, lastGood: run.current };
       else return undefined; // "current" without a current build: not a file this version wrote
       deepFrozen(runs[folder]);
       if (chunk.files[folder]) deepFrozen(chunk.files[folder]);
+      if (folderStats[folder]) Object.freeze(folderStats[folder]);
     }
     // A build that starts from this state writes this chunk again only if one of its runs changes.
-    stateChunks.remember(Object.keys(chunk.runs), (folder) => [runs[folder], chunk.files[folder]], { name, text });
+    stateChunks.remember(Object.keys(chunk.runs), (folder) => [runs[folder], chunk.files[folder], folderStats[folder]], { name, text });
   }
-  const { chunks: _chunks, ...rest } = parsedHead;
-  return { ...rest, files, runs };
+  const { chunks, ...rest } = parsedHead;
+  return { state: { ...rest, files, folders, runs }, chunks };
 }

@@ -12,13 +12,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
-import { open, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, open, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { readReleaseIndex } from "../contract/readReleaseIndex.ts";
 import { CURRENT_LINK, INDEX_CHUNKS_DIR, INDEX_FILE, type ReleaseIndex } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { parseInstant } from "../time/instant.ts";
-import { decodeState, stateChunkNames, type BuildState } from "./buildState.ts";
+import { decodeStoredState, type BuildState } from "./buildState.ts";
+import { indexChunksAsWritten } from "./indexChunks.ts";
 import { tryLock } from "../os/lockFile.ts";
 
 export const RELEASES_DIR = "releases";
@@ -45,13 +46,19 @@ const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("he
 
 /**
  * Takes the build lock (one build at a time across processes). Returns the function that releases it,
- * and whether the lock was taken over from a build that died (whose temporaries then need sweeping).
+ * whether the lock was taken over from a build that died (whose temporaries then need sweeping), and when
+ * it was taken on the file system's clock (the lock file's ctime): file times from before it can be
+ * trusted by the next build (scanRuns.ts, ScanOptions.settledBefore).
  */
-export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean }> {
+export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean; takenAtMs: number }> {
   await mkdir(distDir, { recursive: true });
   const lockPath = path.join(distDir, LOCK_FILE);
   const attempt = await tryLock(lockPath, TMP_PREFIX);
-  if (attempt.kind === "taken") return attempt;
+  if (attempt.kind === "taken") {
+    // Unreadable (it cannot be, held by us): no file time is trusted, every changed-looking file is hashed.
+    const takenAtMs = await lstat(lockPath).then((stats) => stats.ctimeMs, () => Number.NEGATIVE_INFINITY);
+    return { ...attempt, takenAtMs };
+  }
   if (Number.isNaN(attempt.pid)) throw new UserError("could not take the build lock", { where: lockPath, fix: "remove the lock file if no build is running" });
   throw new UserError(`another build is running (pid ${attempt.pid})`, {
     where: distDir,
@@ -119,7 +126,7 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
   }
   const releaseDir = path.resolve(distDir, target);
   try {
-    const index = await readReleaseIndex(distDir, releaseDir);
+    const index = await readReleaseIndex(distDir, releaseDir, indexChunksAsWritten(distDir));
     const loaded = await readState(distDir, releaseDir);
     return { id: path.basename(releaseDir), index, state: loaded?.state, stateChunks: new Set(loaded?.chunks ?? []) };
   } catch {
@@ -130,17 +137,15 @@ export async function loadCurrentRelease(distDir: string): Promise<LoadedRelease
 /** A release's state.json and its chunks, or undefined when they cannot be read as this version wrote them. */
 async function readState(distDir: string, releaseDir: string): Promise<{ state: BuildState; chunks: string[] } | undefined> {
   const head = await readFile(path.join(releaseDir, STATE_FILE), "utf8").catch(() => undefined);
-  const names = head === undefined ? undefined : stateChunkNames(head);
-  if (head === undefined || names === undefined) return undefined;
+  if (head === undefined) return undefined;
   // Synchronously, as the scan of runs/ (scanRuns.ts): 64 small files cost less than 64 round trips through the thread pool.
-  const state = decodeState(head, (name) => {
+  return decodeStoredState(head, (name) => {
     try {
       return readFileSync(path.join(distDir, STATE_DIR, name), "utf8");
     } catch {
       return undefined;
     }
   });
-  return state && { state, chunks: names };
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * Finds the run folders under runs/ and fingerprints their files.
- * A file's sha256 is recomputed only when its size, mtime or inode changed since the last build,
- * so a build with 1,000 unchanged runs costs stats, not reads.
+ * A file's sha256 is recomputed only when its size, mtime, ctime or inode changed since the last build,
+ * so a build with 1,000 unchanged runs costs stats, not reads; and a folder whose own times and inode are
+ * as the last build saw them is not listed again (its entries are those it had), so it costs one stat more
+ * than its files. A time is trusted only when it lies before the scan began (see ScanOptions.settledBefore).
  */
 import { createHash } from "node:crypto";
 import { createReadStream, lstatSync, readdirSync } from "node:fs";
@@ -12,8 +14,26 @@ import { isRunFolderName, isTemporaryName } from "../contract/runFolderNames.ts"
 export interface FileFingerprint {
   size: number;
   mtimeMs: number;
+  /**
+   * Absent when the fingerprint is not to be trusted by the next build, which then hashes the file again:
+   * the file changed too close to the scan (a change within the same tick of the file system's clock would
+   * leave its times as they are), or an older version made the fingerprint.
+   */
+  ctimeMs?: number;
   ino: number;
   sha256: string;
+}
+
+/**
+ * A run folder's own times and inode when it was last listed, kept only when they lay before that scan
+ * began and the folder held no entry still arriving or refused: while they are the same, the folder holds
+ * the same names (a name added, removed or renamed changes the folder's mtime and ctime), so it is not
+ * listed again and its files are statted by name.
+ */
+export interface FolderStat {
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
 }
 
 export interface ScannedFile {
@@ -21,6 +41,7 @@ export interface ScannedFile {
   absolutePath: string;
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
   ino: number;
   sha256: string;
 }
@@ -87,28 +108,59 @@ function excludedName(runsDir: string, exclude: string | undefined): string | un
   return exclude === undefined ? undefined : path.relative(path.resolve(runsDir), path.resolve(exclude)).split(path.sep)[0];
 }
 
-/** Folders scanned at once: only hashing a new or changed file waits on I/O. */
-const SCAN_CONCURRENCY = 32;
+/** Files hashed at once: only hashing a new or changed file waits on I/O. */
+const HASH_CONCURRENCY = 32;
+
+export interface ScanOptions {
+  /** Each folder's stat when the last build listed it (BuildState.folders). */
+  folderStats?: Readonly<Record<string, FolderStat>>;
+  /**
+   * A time on the file system's clock taken before the scan began (the build lock's ctime). A file or folder
+   * whose mtime or ctime is not before it may still change within the same tick of that clock without its times
+   * moving: its fingerprint is kept without ctimeMs, and its folder stat not at all, so the next build hashes
+   * and lists it again. Absent: nothing is trusted (`ashcast check`, benchmarks).
+   */
+  settledBefore?: number;
+}
+
+/** One folder scanned, and what the scan had to do there. */
+export interface ScannedFolder {
+  run: ScannedRun;
+  fingerprints: FolderFingerprints;
+  /** To keep for the next build (see FolderStat); absent when the folder must be listed again. */
+  folderStat?: FolderStat;
+  /** The folder was listed (readdir); false when its stat was as last listed. */
+  listed: boolean;
+  /** Files whose content was read and hashed. */
+  hashed: number;
+}
 
 /**
- * Scans the given run folders with bounded concurrency, in their order. `cache` holds each folder's
- * fingerprints of the last build; the result carries the new ones.
+ * Scans the given run folders, in their order. `cache` holds each folder's fingerprints of the last build;
+ * the result carries the new ones. Lists and stats synchronously: through the thread pool each call costs a
+ * round trip several times the call itself (measured: 1,000 folders of 2 files in 35 ms synchronously, 92 ms
+ * as promises 32 at a time). Builds never share a thread with request handling (`start` runs them in a
+ * worker), so the brief block is harmless. Only new or changed files are then read, a few at a time.
  */
-export async function scanRuns(
-  runsDir: string,
-  folders: ReadonlyArray<{ name: string; isLink: boolean }>,
-  cache: Readonly<Record<string, FolderFingerprints>>,
-): Promise<Array<{ run: ScannedRun; fingerprints: FolderFingerprints }>> {
-  const results = new Array<{ run: ScannedRun; fingerprints: FolderFingerprints }>(folders.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < folders.length; i = next++) {
-      const folder = folders[i]!;
-      results[i] = folder.isLink ? { run: linkedFolder(runsDir, folder.name), fingerprints: {} } : await scanRun(runsDir, folder.name, cache[folder.name] ?? {});
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, folders.length) }, worker));
+export async function scanRuns(runsDir: string, folders: ReadonlyArray<{ name: string; isLink: boolean }>, cache: Readonly<Record<string, FolderFingerprints>>, options: ScanOptions = {}): Promise<ScannedFolder[]> {
+  const toHash: FileToHash[] = [];
+  const results = folders.map((folder): ScannedFolder => {
+    if (folder.isLink) return { run: linkedFolder(runsDir, folder.name), fingerprints: {}, listed: false, hashed: 0 };
+    return statFolder(runsDir, folder.name, cache[folder.name] ?? {}, options.settledBefore, options.folderStats?.[folder.name], toHash);
+  });
+  await hashFiles(toHash);
   return results;
+}
+
+/**
+ * One folder scanned (`ashcast check` of a single run folder). `known.folderStat`: the folder's stat when the
+ * last build listed it; equal now, the folder is not listed.
+ */
+export async function scanRun(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>, known: { settledBefore?: number | undefined; folderStat?: FolderStat | undefined } = {}): Promise<ScannedFolder> {
+  const toHash: FileToHash[] = [];
+  const result = statFolder(runsDir, folder, cache, known.settledBefore, known.folderStat, toHash);
+  await hashFiles(toHash);
+  return result;
 }
 
 /** A run folder that is a symbolic link: reported rather than skipped, so whoever linked it learns it is not published. */
@@ -117,45 +169,99 @@ function linkedFolder(runsDir: string, folder: string): ScannedRun {
   return { folder, absolutePath: path.join(runsDir, folder), files: [], partial: [], refused: [{ name: ".", why }] };
 }
 
+/** Whether times read now can be trusted by the next build (see ScanOptions.settledBefore). */
+function settled(stats: { mtimeMs: number; ctimeMs: number }, settledBefore: number | undefined): boolean {
+  if (settledBefore === undefined) return false;
+  // A time in whole seconds may come from a file system that keeps no finer ones (FAT: 2 s): its tick may
+  // still be open although its start lies before the scan, so it is trusted only two seconds later.
+  const margin = (time: number) => (time % 1000 === 0 ? 2000 : 0);
+  return stats.mtimeMs + margin(stats.mtimeMs) < settledBefore && stats.ctimeMs + margin(stats.ctimeMs) < settledBefore;
+}
+
+/** A new or changed file found by a scan: its fingerprint and entry get their sha256 once it is read. */
+interface FileToHash {
+  path: string;
+  fingerprint: FileFingerprint;
+  file: ScannedFile;
+}
+
+async function hashFiles(files: readonly FileToHash[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < files.length; i = next++) {
+      const file = files[i]!;
+      file.fingerprint.sha256 = file.file.sha256 = await sha256File(file.path);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HASH_CONCURRENCY, files.length) }, worker));
+}
+
 /**
- * A folder's files with their fingerprints; `fingerprints` is `cache` itself when every file is as cached.
- * Lists and stats synchronously: through the thread pool each call costs a round trip several times the call
- * itself (measured: 1,000 folders of 2 files in 35 ms synchronously, 92 ms as promises 32 at a time). Builds
- * never share a thread with request handling (`start` runs them in a worker), so the brief block is harmless.
+ * A folder's files with their fingerprints, those of new or changed files to hash (added to `toHash`);
+ * `fingerprints` is `cache` itself when every file is as cached.
  */
-export async function scanRun(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>): Promise<{ run: ScannedRun; fingerprints: FolderFingerprints }> {
-  const absolutePath = path.join(runsDir, folder);
+function statFolder(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>, settledBefore: number | undefined, lastStat: FolderStat | undefined, toHash: FileToHash[]): ScannedFolder {
+  const absolutePath = `${runsDir}${path.sep}${folder}`;
+  const folderStats = lstatSync(absolutePath, { throwIfNoEntry: false });
+  // The same folder with the same times: the same names, which are those of the last fingerprints.
+  const sameNames = lastStat !== undefined && folderStats !== undefined && folderStats.mtimeMs === lastStat.mtimeMs && folderStats.ctimeMs === lastStat.ctimeMs && folderStats.ino === lastStat.ino;
+  const byName = sameNames ? statFiles(absolutePath, folder, Object.keys(cache), cache, settledBefore, true) : undefined;
+  // Listed (not by name), every name is taken as found: never undefined.
+  const result = byName ?? statFiles(absolutePath, folder, readdirSync(absolutePath).sort(), cache, settledBefore, false)!;
+  toHash.push(...result.toHash);
+  const scanned: ScannedFolder = { run: result.run, fingerprints: result.fingerprints, listed: !byName, hashed: result.toHash.length };
+  if (folderStats && !result.run.partial.length && !result.run.refused.length && settled(folderStats, settledBefore)) {
+    scanned.folderStat = sameNames ? lastStat : { mtimeMs: folderStats.mtimeMs, ctimeMs: folderStats.ctimeMs, ino: folderStats.ino };
+  }
+  return scanned;
+}
+
+/**
+ * Stats the files `names` of a folder. `byName`: the names are the last build's, taken on the folder's word;
+ * a name that is no longer a plain file answers undefined (list the folder).
+ */
+function statFiles(absolutePath: string, folder: string, names: readonly string[], cache: Readonly<FolderFingerprints>, settledBefore: number | undefined, byName: boolean): { run: ScannedRun; fingerprints: FolderFingerprints; toHash: FileToHash[] } | undefined {
   const run: ScannedRun = { folder, absolutePath, files: [], partial: [], refused: [] };
   const fingerprints: FolderFingerprints = {};
-  const names = readdirSync(absolutePath).sort();
+  const toHash: FileToHash[] = [];
   for (const name of names) {
     if (name.endsWith(".part")) {
       run.partial.push(name);
       continue;
     }
     if (isTemporaryName(name)) continue;
-    const filePath = path.join(absolutePath, name);
+    const filePath = `${absolutePath}${path.sep}${name}`;
     const stats = lstatSync(filePath, { throwIfNoEntry: false });
-    if (!stats) continue; // removed while we looked
+    if (!stats) {
+      if (byName) return undefined;
+      continue; // removed while we looked
+    }
     if (stats.isSymbolicLink()) {
+      if (byName) return undefined;
       run.refused.push({ name, why: "is a symbolic link; links are not followed, so nothing outside runs/ can be published" });
       continue;
     }
     if (!stats.isFile()) {
+      if (byName) return undefined;
       run.refused.push({ name, why: "is not a plain file (runs are flat folders)" });
       continue;
     }
-    const known = cache[name];
-    const fingerprint =
-      known && known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.ino === stats.ino
-        ? known
-        : { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sha256: await sha256File(filePath) };
-    fingerprints[name] = fingerprint;
-    run.files.push({ name, absolutePath: filePath, ...fingerprint });
+    const last = cache[name];
+    const file: ScannedFile = { name, absolutePath: filePath, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino, sha256: "" };
+    if (last && last.ctimeMs === stats.ctimeMs && last.size === stats.size && last.mtimeMs === stats.mtimeMs && last.ino === stats.ino) {
+      fingerprints[name] = last;
+      file.sha256 = last.sha256;
+    } else {
+      const fingerprint: FileFingerprint = { size: stats.size, mtimeMs: stats.mtimeMs, ...(settled(stats, settledBefore) ? { ctimeMs: stats.ctimeMs } : {}), ino: stats.ino, sha256: "" };
+      fingerprints[name] = fingerprint;
+      toHash.push({ path: filePath, fingerprint, file });
+    }
+    run.files.push(file);
   }
-  // Nothing changed: the last fingerprints themselves, which tells the build its inputs hash needs no recomputing.
-  const unchanged = !run.partial.length && !run.refused.length && run.files.length === Object.keys(cache).length && run.files.every((file) => fingerprints[file.name] === cache[file.name]);
-  return { run, fingerprints: unchanged ? cache : fingerprints };
+  // Nothing changed (every file's fingerprint is the cached one, and they are as many): the last fingerprints
+  // themselves, which tells the build its inputs hash needs no recomputing.
+  const unchanged = !toHash.length && !run.partial.length && !run.refused.length && run.files.length === Object.keys(cache).length;
+  return { run, fingerprints: unchanged ? cache : fingerprints, toHash };
 }
 
 async function sha256File(filePath: string): Promise<string> {
@@ -174,7 +280,7 @@ export function inputsHash(run: ScannedRun, pipelineKey: string): string {
 }
 
 /**
- * Whether the folder still holds exactly the files scanned (same names, sizes, mtimes, inodes).
+ * Whether the folder still holds exactly the files scanned (same names, sizes, mtimes, ctimes, inodes).
  * Checked after a run was read: a file replaced meanwhile must not be published under the old hash.
  */
 export async function unchangedSinceScan(run: ScannedRun): Promise<boolean> {
@@ -183,7 +289,7 @@ export async function unchangedSinceScan(run: ScannedRun): Promise<boolean> {
   if (names.join("\0") !== expected.join("\0")) return false;
   for (const file of run.files) {
     const stats = await lstat(file.absolutePath).catch(() => undefined);
-    if (!stats || stats.size !== file.size || stats.mtimeMs !== file.mtimeMs || stats.ino !== file.ino) return false;
+    if (!stats || stats.size !== file.size || stats.mtimeMs !== file.mtimeMs || stats.ino !== file.ino || stats.ctimeMs !== file.ctimeMs) return false;
   }
   return true;
 }

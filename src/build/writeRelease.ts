@@ -36,6 +36,7 @@ export interface ReleaseContent {
   reftimes: string[];
   runs: BuildState["runs"];
   files: BuildState["files"];
+  folders: BuildState["folders"];
   history: ChangelogEvent[];
   digest: string;
   viewer: PublishedViewer;
@@ -62,6 +63,7 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
     format: BUILD_STATE_FORMAT,
     pipeline: content.pipeline,
     files: content.files,
+    folders: content.folders,
     runs: content.runs,
     published: samePublished(prevState.published, decision.folderOf) ? prevState.published : sortKeys(Object.fromEntries(decision.folderOf)),
     events: content.history,

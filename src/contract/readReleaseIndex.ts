@@ -10,13 +10,21 @@ import { INDEX_CHUNKS_DIR, INDEX_FILE, IndexChunk, InlineReleaseIndex, RELEASE_I
 
 /** Chunks read before, by name: their runs, as parsed. */
 export type IndexChunkCache = Map<string, IndexChunk["runs"]>;
+/**
+ * Where chunks are looked up before they are read and checked here: a cache of chunks read before, or a
+ * reader of its own (the build's, src/build/indexChunks.ts). A chunk it does not give is read and checked here.
+ */
+export interface IndexChunkSource {
+  get(name: string): IndexChunk["runs"] | undefined;
+  set(name: string, runs: IndexChunk["runs"]): unknown;
+}
 
 /**
  * The release in `releaseDir` (under `distDir`). Throws an Error naming the file when index.json or a chunk
  * is missing, not JSON, not of the contract's shape, not the content its name says, or when the chunks do
  * not hold exactly one entry per listed reftime.
  */
-export async function readReleaseIndex(distDir: string, releaseDir: string, cache: IndexChunkCache = new Map()): Promise<ReleaseIndex> {
+export async function readReleaseIndex(distDir: string, releaseDir: string, cache: IndexChunkSource = new Map()): Promise<ReleaseIndex> {
   const indexFile = path.join(releaseDir, INDEX_FILE);
   const json = parsedJson(indexFile, await readFile(indexFile, "utf8"));
   if ((json as { format?: unknown } | null)?.format === 2) {
