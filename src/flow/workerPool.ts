@@ -171,11 +171,15 @@ export class WorkerPool {
         for (const queued of this.#queue.splice(0)) queued.reject(this.#failure(queued.label, why));
       }
       job?.reject(this.#failure(job.label, why));
-      void worker.terminate();
       this.#pump();
     };
-    worker.on("error", (error) => died(error));
-    worker.on("exit", (code) => died(new Error(`the worker exited with code ${code}`)));
+    // Act on "exit", not "error": Node delivers the messages a worker posted before dying (its "ready" among
+    // them) ahead of "exit", but an uncaught error can overtake them, and a loaded worker would look broken.
+    let uncaught: Error | undefined;
+    worker.on("error", (error) => {
+      uncaught ??= error;
+    });
+    worker.on("exit", (code) => died(uncaught ?? new Error(`the worker exited with code ${code}`)));
     this.#slots.push(slot);
     return slot;
   }
