@@ -3,29 +3,35 @@
  * flight-level band at every step on the model's own grid, written by the build
  * (src/build/pointGrids.ts) and read by the server (src/server/pointGrids.ts). Layout, little-endian:
  *
- *   offset 0    "ASHGRID1"                      magic and format version (8 bytes)
+ *   offset 0    "ASHGRID2"                      magic and format version (8 bytes)
  *   offset 8    u32 H                           byte length of the header
  *   offset 12   H bytes of JSON                 PointGridHeader (UTF-8), then zero bytes to a multiple of 4
  *   then        u32 × (bands × blocks + 1)      offsets of the blocks, from the start of the data; block k of
  *                                               band b is entry b × blocks + k, its length the next entry minus it
- *   then        the data                        the blocks, each deflate-raw compressed; a block whose codes are
- *                                               all 0 over every step has length 0
+ *   then        the data                        the blocks; a block whose codes are all 0 over every step has
+ *                                               length 0
  *
  * Blocks are BLOCK × BLOCK cells (row-major over the grid, the last row and column of blocks clipped at
- * its edges). Inflated, a block holds for each of its cells (row-major within the block) the codes of
- * every step (src/formats/concentrationCodes.ts, u16), each written as its difference from the step
- * before (mod 2^16): a plume's values change slowly from hour to hour, so differences are small and
- * compress well. One point reads one block per band; a cell's steps are contiguous.
+ * its edges). A block is, for each of its cells (row-major within the block), the byte length of that
+ * cell's series as an unsigned LEB128 varint, then the series one after the other. A series holds the
+ * codes of every step (src/formats/concentrationCodes.ts, u16) as differences from the step before
+ * (mod 2^16, read as signed 16-bit), each a token:
+ *
+ *   varint z > 0                                 a difference, zigzag-coded (1 → −1, 2 → +1, 3 → −2, …)
+ *   varint 0, varint n                           n + 1 differences of 0 (the code stays)
+ *
+ * and the steps after the last token keep the last code (a cell without ash is an empty series). A point
+ * decodes only the cells it needs (a few hundred bytes) straight from the artefact: no block is inflated,
+ * nothing is cached, and a plume's codes, changing slowly from hour to hour, take one or two bytes a step.
  */
-import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { GridGeometry } from "../geo/gridCells.ts";
 
-export const POINT_GRID_MAGIC = "ASHGRID1";
+export const POINT_GRID_MAGIC = "ASHGRID2";
 /** Artefact key of a run's grid: `runs/<reftime>/grids/<file slug>` (the server finds a run's grids by the prefix). */
 export const pointGridKey = (reftime: string, fileSlug: string): string => `runs/${reftime}/grids/${fileSlug}`;
 export const pointGridKeyPrefix = (reftime: string): string => `runs/${reftime}/grids/`;
-export const POINT_GRID_FORMAT = 1;
-/** Cells per block side: 8 × 8 cells × 72 steps is 9 KiB inflated, about 20 µs to inflate. */
+export const POINT_GRID_FORMAT = 2;
+/** Cells per block side: blocks without ash cost 4 bytes, and a cell is found by skipping at most 63 lengths. */
 export const BLOCK = 8;
 
 export interface PointGridBand {
@@ -69,38 +75,121 @@ export function encodeBlock(codes: Uint16Array, nx: number, ny: number, steps: n
   const y0 = by * block;
   const width = Math.min(block, nx - x0);
   const height = Math.min(block, ny - y0);
-  const out = new Uint16Array(width * height * steps);
+  const lengths = new ByteWriter(width * height);
+  const series = new ByteWriter(width * height * 4);
   let any = 0;
-  let o = 0;
   for (let y = y0; y < y0 + height; y++) {
     for (let x = x0; x < x0 + width; x++) {
       const start = (y * nx + x) * steps;
+      const before = series.length;
       let previous = 0;
+      let zeros = 0;
       for (let t = 0; t < steps; t++) {
         const code = codes[start + t]!;
-        out[o++] = (code - previous) & 0xffff;
-        previous = code;
         any |= code;
+        const difference = (((code - previous) & 0xffff) << 16) >> 16;
+        previous = code;
+        if (difference === 0) {
+          zeros++;
+          continue;
+        }
+        if (zeros > 0) {
+          series.varint(0);
+          series.varint(zeros - 1);
+          zeros = 0;
+        }
+        series.varint(difference > 0 ? 2 * difference : -2 * difference - 1);
       }
+      lengths.varint(series.length - before);
     }
   }
   if (any === 0) return Buffer.alloc(0);
-  return deflateRawSync(new Uint8Array(out.buffer, out.byteOffset, out.byteLength), { level: 6 });
+  // Its own memory, not a slice of Buffer's shared pool: blocks are posted between threads.
+  const bytes = Buffer.allocUnsafeSlow(lengths.length + series.length);
+  bytes.set(lengths.bytes());
+  bytes.set(series.bytes(), lengths.length);
+  return bytes;
 }
 
-/** A block's codes, `[(cell within the block) * steps + t]`, from its stored bytes. */
-export function decodeBlock(stored: Uint8Array, cells: number, steps: number): Uint16Array {
-  const inflated = inflateRawSync(stored);
-  if (inflated.length !== cells * steps * 2) throw new Error(`a grid block inflates to ${inflated.length} bytes, expected ${cells * steps * 2}`);
-  const codes = new Uint16Array(cells * steps);
-  for (let c = 0, i = 0; c < cells; c++) {
+/**
+ * The codes of every step of one cell of a block (`cell`: row-major within the block of `cells`) into
+ * `out` (length `steps`), from the block's stored bytes. Throws on bytes that do not decode to `steps`.
+ */
+export function decodeCellSeries(stored: Uint8Array, cells: number, cell: number, steps: number, out: Uint16Array): void {
+  let i = 0;
+  let skip = 0;
+  let length = 0;
+  for (let c = 0; c <= cell; c++) {
     let value = 0;
-    for (let t = 0; t < steps; t++, i += 2) {
-      value = (value + (inflated[i]! | (inflated[i + 1]! << 8))) & 0xffff;
-      codes[c * steps + t] = value;
-    }
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = stored[i++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    if (c < cell) skip += value;
+    else length = value;
   }
-  return codes;
+  for (let c = cell + 1; c < cells; c++) while (stored[i++]! & 0x80);
+  i += skip;
+  const end = i + length;
+  if (end > stored.length) throw new Error(`a grid block's cell ${cell} runs past the block`);
+  let code = 0;
+  let t = 0;
+  while (i < end) {
+    let z = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = stored[i++]!;
+      z += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    if (z === 0) {
+      let run = 0;
+      shift = 0;
+      do {
+        byte = stored[i++]!;
+        run += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (byte & 0x80);
+      if (t + run + 1 > steps) throw new Error(`a grid block's cell ${cell} holds more than ${steps} steps`);
+      for (const last = t + run + 1; t < last; t++) out[t] = code;
+      continue;
+    }
+    if (t >= steps) throw new Error(`a grid block's cell ${cell} holds more than ${steps} steps`);
+    code = (code + (z & 1 ? -(z + 1) / 2 : z / 2)) & 0xffff;
+    out[t++] = code;
+  }
+  while (t < steps) out[t++] = code;
+}
+
+/** Bytes appended one varint at a time (a block is at most a few tens of KiB). */
+class ByteWriter {
+  #bytes: Uint8Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.#bytes = new Uint8Array(Math.max(16, capacity));
+  }
+
+  varint(value: number): void {
+    if (this.length + 5 > this.#bytes.length) {
+      const grown = new Uint8Array(this.#bytes.length * 2);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    while (value >= 0x80) {
+      this.#bytes[this.length++] = (value & 0x7f) | 0x80;
+      value >>>= 7;
+    }
+    this.#bytes[this.length++] = value;
+  }
+
+  bytes(): Uint8Array {
+    return this.#bytes.subarray(0, this.length);
+  }
 }
 
 /** The artefact's bytes from its header and its blocks (band-major, then block order). */

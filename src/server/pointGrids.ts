@@ -1,11 +1,11 @@
 /**
- * The point-query grids of published runs, loaded on demand and held under two byte bounds: the grid
- * artefacts themselves (compressed blocks, a full-size run's is about 9 MB) and the blocks inflated for
- * recent queries. Grid files never change once published (their names carry their hash), so nothing
- * here needs invalidating; a grid not used for a while is dropped and read again when asked for.
+ * The point-query grids of published runs, loaded on demand and held under a byte bound (a full-size run's
+ * grid is about 12 MB). A place's series are decoded straight from the artefact, a few hundred bytes per
+ * cell, so nothing inflated is kept. Grid files never change once published (their names carry their hash),
+ * so nothing here needs invalidating; a grid not used for a while is dropped and read again when asked for.
  */
 import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
-import { blockCount, decodeBlock, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
+import { blockCount, decodeCellSeries, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
 import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
 import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
@@ -13,28 +13,35 @@ import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
-/** Grid artefacts held in memory by default: 7 full-size runs, with the body cache well under 250 MB of RSS. */
+/** Grid artefacts held in memory by default: 5 full-size runs, with the body cache well under 250 MB of RSS. */
 export const DEFAULT_GRID_BYTES = 64 * 1024 * 1024;
-/** Inflated blocks held by default: 1,800 blocks of a 72-step run (9 KiB each). */
-export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
 
-/** Grids get a number each, so that a block's cache key is a number (a string key per look-up cost more than the look-up). */
-let gridIds = 0;
-/** Block indices per grid stay below this (3 bands × 1 M blocks): key = grid id × this + index. */
-const KEYS_PER_GRID = 2 ** 22;
+/**
+ * Cell series decoded lately, per grid (direct-mapped by band and cell): a route's consecutive samples
+ * share cells, and a place's four centres are decoded once per band. 256 × 72 steps × 2 bytes = 36 KiB.
+ */
+const DECODED_SLOTS = 256;
 
 /** Run directories whose grid files the store remembers (cleared when full). */
 const MAX_RUNS_REMEMBERED = 10_000;
 /**
- * /point answers the store keeps, and series texts each grid keeps (src/server/pointQuery.ts): few, because under
+ * /point answers the store keeps (by ETag, for places asked for again): few, because under
  * queries at random places every entry is garbage soon, and entries that outlive two young-generation collections
  * are promoted: with 512 answers the heap grew by 150 MB in 20 s of random queries.
  */
 const MAX_ANSWERS = 32;
-const MAX_SERIES_TEXTS = 8;
 
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
+
+/** UTF-8 pieces of a grid's /point answers: per step `{"time":"…","value":` and the whole step without ash, per band the series' head, per class the step's tail. */
+export interface AnswerParts {
+  stepHeads: Buffer[];
+  noAshSteps: Buffer[];
+  seriesHeads: Buffer[];
+  /** `,"class":"none"}` first, then each class in order. */
+  classTails: Buffer[];
+}
 
 export class ServedGrid {
   readonly header: PointGridHeader;
@@ -46,72 +53,65 @@ export class ServedGrid {
   readonly file: string;
   readonly #opened: OpenedPointGrid;
   readonly #fileBytes: number;
-  readonly #blocks: BlockCache;
   readonly #blocksX: number;
   readonly #perBand: number;
-  readonly #keyBase: number;
-  /** The block last inflated or found, for runs of look-ups in one block (a route, a place's centres). */
-  #jsonParts: { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } | undefined;
-  readonly #seriesTexts = new Map<number, string>();
-  readonly #noAshTexts: string[] = [];
+  /** Which (band, cell) each decoded slot holds (-1: none), and the slots' codes, `steps` each. */
+  readonly #slotKeys = new Float64Array(DECODED_SLOTS).fill(-1);
+  readonly #slotCodes: Uint16Array;
+  #jsonParts: AnswerParts | undefined;
+  readonly #noAshTexts: Buffer[] = [];
+  /** placeSeries' answer when it combines several cells (valid until the next call). */
+  readonly #placeCodes: Uint16Array;
   /** Per class, the lowest code that reads at or above its lower bound. */
   readonly #classCodes: number[];
-  #lastIndex = -1;
-  #lastCodes: Uint16Array | undefined;
 
-  constructor(opened: OpenedPointGrid, file: string, blocks: BlockCache, fileBytes = opened.data.length) {
+  constructor(opened: OpenedPointGrid, file: string, fileBytes = opened.data.length) {
     this.#opened = opened;
     this.#fileBytes = fileBytes;
     this.header = opened.header;
     this.file = file;
-    this.#blocks = blocks;
     this.classes = ashClasses(opened.header.thresholds);
     this.spacing = smallestSpacing(opened.header.geometry);
     this.timesMs = opened.header.times.map((time) => parseInstant(time)!);
     this.endMs = parseInstant(opened.header.end)!;
     this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
     this.#perBand = blockCount(opened.header);
-    if (this.#perBand * opened.header.bands.length > KEYS_PER_GRID) throw new Error(`${file}: ${this.#perBand} blocks per band, more than a grid may have`);
-    this.#keyBase = (gridIds++ % 2 ** 30) * KEYS_PER_GRID;
+    this.#slotCodes = new Uint16Array(DECODED_SLOTS * opened.header.times.length);
+    this.#placeCodes = new Uint16Array(opened.header.times.length);
     this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
   }
 
-  /** What holding the grid costs, counted against the store's bound: its file, its block table, and its objects (about 4 KB). */
+  /** What holding the grid costs, counted against the store's bound: its file, its block table, its decoded slots and its objects (about 4 KB). */
   get bytes(): number {
-    return this.#fileBytes + this.#opened.offsets.byteLength + 4096;
+    return this.#fileBytes + this.#opened.offsets.byteLength + this.#slotCodes.byteLength + 4096;
   }
 
-  /** JSON text the point answer is assembled from, made once per grid: `{"time":"…","value":` per step, the head of each band's series. */
-  get jsonParts(): { stepHeads: string[]; seriesHeads: string[]; classTails: string[] } {
+  /** The UTF-8 pieces the point answer is assembled from, made once per grid (src/server/pointQuery.ts). */
+  get jsonParts(): AnswerParts {
     if (this.#jsonParts === undefined) {
       const { header } = this;
+      const utf8 = (text: string) => Buffer.from(text, "utf8");
+      const classTails = ["none", ...this.classes.map((c) => c.id)].map((id) => utf8(`,"class":${JSON.stringify(id)}}`));
+      const stepHeads = header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`);
       this.#jsonParts = {
-        stepHeads: header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`),
+        stepHeads: stepHeads.map(utf8),
+        noAshSteps: stepHeads.map((head) => utf8(`${head}0,"class":"none"}`)),
         seriesHeads: header.bands.map((band) => {
-          return `{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`;
+          return utf8(`{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`);
         }),
-        classTails: ["none", ...this.classes.map((c) => c.id)].map((id) => `,"class":${JSON.stringify(id)}}`),
+        classTails,
       };
     }
     return this.#jsonParts;
   }
 
-  /**
-   * Series JSON text answered lately from this grid, by band and place (a dispatcher's airport asked for again
-   * costs a look-up), and per band the text of a series without ash (most of a domain, most of the time).
-   */
-  seriesText(key: number): string | undefined {
-    return key < 0 ? this.#noAshTexts[-1 - key] : this.#seriesTexts.get(key);
+  /** Per band, the answer's steps of a series without ash (written once, by src/server/pointQuery.ts). */
+  noAshSeries(band: number): Buffer | undefined {
+    return this.#noAshTexts[band];
   }
 
-  /** Negative keys (-1 - band) are the series without ash, kept for good; others are few and cleared when full. */
-  rememberSeriesText(key: number, text: string): void {
-    if (key < 0) {
-      this.#noAshTexts[-1 - key] = text;
-      return;
-    }
-    if (this.#seriesTexts.size >= MAX_SERIES_TEXTS) this.#seriesTexts.clear();
-    this.#seriesTexts.set(key, text);
+  rememberNoAshSeries(band: number, steps: Buffer): void {
+    this.#noAshTexts[band] = steps;
   }
 
   /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
@@ -129,11 +129,12 @@ export class ServedGrid {
   /**
    * The value codes of a place in one band at every step: per step the highest of its support's cells
    * (missing only where all are), so a place never reads less than the ash areas drawn through it.
+   * Valid until the next call on this grid.
    */
   placeSeries(band: number, place: CellSupport): Uint16Array {
     if (place.support.length === 1) return this.series(band, place.support[0]!);
     const steps = this.header.times.length;
-    const result = new Uint16Array(steps).fill(MISSING_CODE);
+    const result = this.#placeCodes.fill(MISSING_CODE);
     for (const cell of place.support) {
       const codes = this.series(band, cell);
       for (let t = 0; t < steps; t++) {
@@ -155,7 +156,7 @@ export class ServedGrid {
     return best;
   }
 
-  /** The codes of every step of one band at one cell (a view: do not keep it past the request). */
+  /** The codes of every step of one band at one cell: a view, valid until the next call on this grid. */
   series(band: number, cell: Cell): Uint16Array {
     const { block, nx, ny } = this.header;
     const steps = this.header.times.length;
@@ -166,18 +167,17 @@ export class ServedGrid {
     const start = offsets[index]!;
     const end = offsets[index + 1]!;
     if (start === end) return noAsh(steps);
-    let codes = index === this.#lastIndex ? this.#lastCodes : this.#blocks.get(this.#keyBase + index);
-    if (codes === undefined) {
+    const key = band * nx * ny + cell.y * nx + cell.x;
+    const slot = (cell.x + cell.y * 61 + band * 17) & (DECODED_SLOTS - 1);
+    const codes = this.#slotCodes.subarray(slot * steps, (slot + 1) * steps);
+    if (this.#slotKeys[slot] !== key) {
       const width = Math.min(block, nx - bx * block);
       const height = Math.min(block, ny - by * block);
-      codes = decodeBlock(this.#opened.data.subarray(start, end), width * height, steps);
-      this.#blocks.set(this.#keyBase + index, codes);
+      this.#slotKeys[slot] = -1;
+      decodeCellSeries(this.#opened.data.subarray(start, end), width * height, (cell.y - by * block) * width + (cell.x - bx * block), steps, codes);
+      this.#slotKeys[slot] = key;
     }
-    this.#lastIndex = index;
-    this.#lastCodes = codes;
-    const width = Math.min(block, nx - bx * block);
-    const within = (cell.y - by * block) * width + (cell.x - bx * block);
-    return codes.subarray(within * steps, (within + 1) * steps);
+    return codes;
   }
 
   /** The step valid at an instant (a step lasts until the next), or -1 before the first and from `end` on. */
@@ -201,46 +201,10 @@ function noAsh(steps: number): Uint16Array {
   return codes;
 }
 
-/** Inflated blocks by key, least recently used first, bounded by bytes. */
-export class BlockCache {
-  readonly #entries = new Map<number, Uint16Array>();
-  #bytes = 0;
-  readonly maxBytes: number;
-
-  constructor(maxBytes: number) {
-    if (!(maxBytes > 0)) throw new Error(`BlockCache: maxBytes must be positive, got ${maxBytes}`);
-    this.maxBytes = maxBytes;
-  }
-
-  get(key: number): Uint16Array | undefined {
-    const codes = this.#entries.get(key);
-    if (codes !== undefined) {
-      this.#entries.delete(key);
-      this.#entries.set(key, codes);
-    }
-    return codes;
-  }
-
-  set(key: number, codes: Uint16Array): void {
-    this.#entries.set(key, codes);
-    this.#bytes += codes.byteLength;
-    for (const [oldest, old] of this.#entries) {
-      if (this.#bytes <= this.maxBytes) break;
-      this.#entries.delete(oldest);
-      this.#bytes -= old.byteLength;
-    }
-  }
-
-  get bytes(): number {
-    return this.#bytes;
-  }
-}
-
 export interface PointGridStoreOptions {
   /** Reads a stored body whole, without keeping it in the body cache. */
   read: (stored: StoredBody) => Promise<Buffer>;
   maxGridBytes?: number;
-  maxBlockBytes?: number;
 }
 
 /** The grids of the runs queried, loaded when first asked for and dropped least recently used first. */
@@ -259,7 +223,6 @@ export class PointGridStore {
   readonly #loading = new Map<string, Promise<ServedGrid>>();
   /** The same place asked for again is sent without a look-up (an airport, a volcano). */
   readonly #answers = new Map<string, Buffer>();
-  readonly #blocks: BlockCache;
   readonly #maxGridBytes: number;
   #gridBytes = 0;
   /** The grids' stored bodies by run directory (immutable, named by input hash, shared by releases). */
@@ -270,7 +233,6 @@ export class PointGridStore {
     if (!(maxGridBytes > 0)) throw new Error(`PointGridStore: maxGridBytes must be positive, got ${maxGridBytes}`);
     this.#read = options.read;
     this.#maxGridBytes = maxGridBytes;
-    this.#blocks = new BlockCache(options.maxBlockBytes ?? DEFAULT_BLOCK_BYTES);
   }
 
   /** The grids of a run (none for a run without model output), in artefact-key order. */
@@ -317,9 +279,9 @@ export class PointGridStore {
     this.#answers.set(etag, body);
   }
 
-  /** Bytes of grid artefacts and of inflated blocks held now. */
-  get bytes(): { grids: number; blocks: number } {
-    return { grids: this.#gridBytes, blocks: this.#blocks.bytes };
+  /** Bytes of grids held now. */
+  get bytes(): number {
+    return this.#gridBytes;
   }
 
   #cached(file: string): ServedGrid | undefined {
@@ -338,7 +300,7 @@ export class PointGridStore {
     if (loading === undefined) {
       loading = this.#read(stored)
         .then((bytes) => {
-          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, this.#blocks, bytes.length);
+          const grid = new ServedGrid(openPointGrid(bytes, stored.file), stored.file, bytes.length);
           this.#remember(grid);
           return grid;
         })

@@ -40,36 +40,87 @@ export function timeParameter(values: readonly string[] | undefined): { iso: str
 /** `FL200-350`, as aviation writes a band. */
 export const bandName = (lower: number, upper: number): string => `FL${String(lower).padStart(3, "0")}-${String(upper).padStart(3, "0")}`;
 
-/** A code's value as JSON text, made once per code (formatting numbers cost more than the rest of an answer). */
-const VALUE_TEXT: Array<string | undefined> = [];
-function valueText(code: number): string {
-  return (VALUE_TEXT[code] ??= code === MISSING_CODE ? "null" : String(decodeConcentration(code)));
+/** A code's value as JSON (UTF-8), made once per code (formatting numbers cost more than the rest of an answer). */
+const VALUE_BYTES: Array<Buffer | undefined> = [];
+function valueBytes(code: number): Buffer {
+  return (VALUE_BYTES[code] ??= Buffer.from(code === MISSING_CODE ? "null" : String(decodeConcentration(code)), "latin1"));
 }
-
-/** The steps of a series as JSON text (without the brackets), from the grid's memory when it has them. */
-function allSteps(grid: ServedGrid, band: number, placeKey: number, codes: Uint16Array, stepText: (t: number) => string): string {
-  let any = 0;
-  for (let t = 0; t < codes.length; t++) any |= codes[t]!;
-  const key = any === 0 ? -1 - band : placeKey * 8 + band;
-  let text = grid.seriesText(key);
-  if (text === undefined) {
-    text = "";
-    for (let t = 0; t < codes.length; t++) text += (t ? "," : "") + stepText(t);
-    grid.rememberSeriesText(key, text);
-  }
-  return text;
-}
+const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
 
 /**
- * The answer as JSON text (PointAnswer of src/contract/queries.ts), written piece by piece from text each
- * grid made once: an answer of 3 bands × 72 steps is 216 step objects, and building and stringifying
- * them cost several times the rest of a request.
+ * Answers are written into one buffer and copied out once: an answer of 3 bands × 72 steps is 216 step
+ * objects, and building them as strings (then encoding them) cost more than the rest of a request.
  */
-export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): string | QueryProblem {
+class AnswerWriter {
+  #bytes = Buffer.allocUnsafeSlow(64 * 1024);
+  at = 0;
+
+  reset(): void {
+    this.at = 0;
+  }
+
+  #room(length: number): void {
+    if (this.at + length <= this.#bytes.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.#bytes.length * 2, this.at + length));
+    this.#bytes.copy(grown, 0, 0, this.at);
+    this.#bytes = grown;
+  }
+
+  bytes(piece: Uint8Array): void {
+    const length = piece.length;
+    this.#room(length);
+    const out = this.#bytes;
+    // A loop beats set() for the short pieces most answers are made of.
+    if (length < 64) for (let i = 0, at = this.at; i < length; i++) out[at + i] = piece[i]!;
+    else out.set(piece, this.at);
+    this.at += length;
+  }
+
+  text(text: string): void {
+    this.#room(text.length * 3);
+    this.at += this.#bytes.write(text, this.at, "utf8");
+  }
+
+  /** The bytes from `start` on, copied. */
+  copy(start = 0): Buffer {
+    const copied = Buffer.allocUnsafe(this.at - start);
+    this.#bytes.copy(copied, 0, start, this.at);
+    return copied;
+  }
+}
+const writer = new AnswerWriter();
+
+/** The steps of a series (without the brackets); a series without ash, most of a domain most of the time, from the grid's memory. */
+function writeAllSteps(grid: ServedGrid, band: number, codes: Uint16Array): void {
+  let any = 0;
+  for (let t = 0; t < codes.length; t++) any |= codes[t]!;
+  const known = any === 0 ? grid.noAshSeries(band) : undefined;
+  if (known !== undefined) return writer.bytes(known);
+  const start = writer.at;
+  for (let t = 0; t < codes.length; t++) {
+    if (t) writer.bytes(COMMA);
+    writeStep(grid, t, codes[t]!);
+  }
+  if (any === 0) grid.rememberNoAshSeries(band, writer.copy(start));
+}
+const COMMA = Buffer.from(",", "latin1");
+
+function writeStep(grid: ServedGrid, t: number, code: number): void {
+  const parts = grid.jsonParts;
+  if (code === 0) return writer.bytes(parts.noAshSteps[t]!);
+  writer.bytes(parts.stepHeads[t]!);
+  writer.bytes(valueBytes(code));
+  writer.bytes(code === MISSING_CODE ? MISSING_TAIL : parts.classTails[grid.classIndexOf(code)]!);
+}
+
+/** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once. */
+export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): Buffer | QueryProblem {
   if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to query (its ash areas are forecasters' drawings); use /resources for them` };
-  const series: string[] = [];
   const outside: string[] = [];
   let inForecast = false;
+  let answered = 0;
+  writer.reset();
+  writer.text(`{"reftime":${JSON.stringify(reftime)},"location":${JSON.stringify({ lat, lon })},${time ? `"time":${JSON.stringify(time.iso)},` : ""}"units":"mg/m3","series":[`);
   for (const grid of grids) {
     const { header } = grid;
     const place = grid.supportOf(lon, lat);
@@ -79,21 +130,17 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
     }
     const step = time ? grid.stepAt(time.ms) : -1;
     if (!time || step !== -1) inForecast = true;
-    const { stepHeads, seriesHeads, classTails } = grid.jsonParts;
     const where = `"cell":${JSON.stringify(place.cell)},"support":${JSON.stringify(place.support)},"steps":[`;
     for (let b = 0; b < header.bands.length; b++) {
-      const codes = grid.placeSeries(b, place);
-      let text = seriesHeads[b]! + where;
-      const stepText = (t: number) => {
-        const code = codes[t]!;
-        return stepHeads[t]! + valueText(code) + (code === MISSING_CODE ? ',"class":"missing"}' : classTails[grid.classIndexOf(code)]!);
-      };
-      if (!time) text += allSteps(grid, b, place.key, codes, stepText);
-      else if (step !== -1) text += stepText(step);
-      series.push(`${text}]}`);
+      if (answered++) writer.bytes(COMMA);
+      writer.bytes(grid.jsonParts.seriesHeads[b]!);
+      writer.text(where);
+      if (!time) writeAllSteps(grid, b, grid.placeSeries(b, place));
+      else if (step !== -1) writeStep(grid, step, grid.placeCode(b, place, step));
+      writer.text("]}");
     }
   }
-  if (series.length === 0) {
+  if (answered === 0) {
     const domains = grids.map((g) => `${g.header.model} (${g.header.source})`).join(", ");
     return { kind: "problem", status: 422, detail: `lat ${lat}, lon ${lon} is outside the domain of every model of run ${reftime}: ${domains}` };
   }
@@ -101,6 +148,6 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
     const spans = grids.map((g) => `${g.header.times[0]} to ${g.header.end}`).join(", ");
     return { kind: "problem", status: 422, detail: `time ${time.iso} is outside the forecast of run ${reftime} (${spans}); leave time out for every step` };
   }
-  const head = `{"reftime":${JSON.stringify(reftime)},"location":${JSON.stringify({ lat, lon })},${time ? `"time":${JSON.stringify(time.iso)},` : ""}"units":"mg/m3"`;
-  return `${head},"series":[${series.join(",")}],"outside":[${outside.join(",")}]}`;
+  writer.text(`],"outside":[${outside.join(",")}]}`);
+  return writer.copy();
 }

@@ -85,10 +85,9 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   if (known !== undefined) return ok(known);
   const finish = (grids: readonly ServedGrid[]): Reply => {
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
-    if (typeof answer === "object") return problem(answer.status, answer.detail);
-    const body = Buffer.from(answer, "utf8");
-    context.grids.rememberAnswer(etag, body);
-    return ok(body);
+    if (!Buffer.isBuffer(answer)) return problem(answer.status, answer.detail);
+    context.grids.rememberAnswer(etag, answer);
+    return ok(answer);
   };
   const grids = context.grids.gridsOfRun(run, context.runArtefacts);
   return grids instanceof Promise ? grids.then(finish) : finish(grids);

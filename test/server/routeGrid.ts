@@ -7,7 +7,7 @@ import { assemblePointGrid, BLOCK, openPointGrid, POINT_GRID_FORMAT } from "../.
 import { PointGridRecorder } from "../../src/build/pointGrids.ts";
 import { regularGrid } from "../../src/model/gridMapping.ts";
 import { FLIGHT_LEVEL_BANDS } from "../../src/model/types.ts";
-import { BlockCache, ServedGrid } from "../../src/server/pointGrids.ts";
+import { ServedGrid } from "../../src/server/pointGrids.ts";
 
 export interface TestGridSpec {
   lon: number[];
@@ -38,5 +38,5 @@ export function testGrid(spec: TestGridSpec): ServedGrid {
     { format: POINT_GRID_FORMAT, model: "EEMEP", source: "test.nc", reftime: spec.times[0]!, times: spec.times, end: spec.end, thresholds: [0.2, 2, 4], bands: recorded.bands, nx, ny: spec.lat.length, block: BLOCK, geometry: recorded.geometry },
     recorded.blocks,
   );
-  return new ServedGrid(openPointGrid(bytes, "test grid"), "test grid", new BlockCache(1 << 20));
+  return new ServedGrid(openPointGrid(bytes, "test grid"), "test grid");
 }
