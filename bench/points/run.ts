@@ -7,7 +7,7 @@
  *    the reader and compressing the blocks), timed around the recorder's methods.
  * 2. Serving: `ashcast serve` of the full-size dist (limits raised out of the way), wrk -c 32 for --seconds on
  *    the public JSON route (`/.json`), `/point` at one place, and `/point` at random places over the domain
- *    (every request a different place: blocks inflated on demand), interleaved, --repeats each.
+ *    (every request a different place: cells decoded on demand), interleaved, --repeats each.
  * 3. /route in this process on the served grid (what the server does per request, without HTTP): a
  *    500-vertex flight over the 72 steps, cold then warm (median of 50); the worst the bounds allow (a route
  *    of MAX_ROUTE_SAMPLES samples, timed and untimed); and the 500-vertex route over HTTP (median of 50).
@@ -383,7 +383,7 @@ if (servingResult) {
 if (routeResult) {
   lines.push("### /route", "");
   lines.push(
-    `- 500 vertices from 42°W to 30°E over Iceland at FL300 for 6 h of the 72-step run (${routeResult.samples} samples, ${routeResult.encounters} encounter(s)), the server's work in-process: cold (blocks inflated) ${f2(routeResult.coldMs)} ms, **median warm ${f2(routeResult.warmMs)} ms** of 50. **Target ≤ 5 ms: ${routeResult.warmMs <= 5 ? "met" : "not met"}.** Over HTTP on loopback (parse, answer, JSON both ways): median ${f2(routeResult.httpMs)} ms.`,
+    `- 500 vertices from 42°W to 30°E over Iceland at FL300 for 6 h of the 72-step run (${routeResult.samples} samples, ${routeResult.encounters} encounter(s)), the server's work in-process: cold (first look-ups) ${f2(routeResult.coldMs)} ms, **median warm ${f2(routeResult.warmMs)} ms** of 50. **Target ≤ 5 ms: ${routeResult.warmMs <= 5 ? "met" : "not met"}.** Over HTTP on loopback (parse, answer, JSON both ways): median ${f2(routeResult.httpMs)} ms.`,
     ...routeResult.worst.map((w) => `- The bounds' worst: ${w.what}, ${w.samples} samples (MAX_ROUTE_SAMPLES ${MAX_ROUTE_SAMPLES}): **${f1(w.ms)} ms**.`),
     "",
   );
@@ -393,7 +393,7 @@ if (memoryResult) {
   lines.push(
     `${memoryResult.runs} small model runs (60 × 40 cells, 3 steps; ${f1(memoryResult.gridBytesTotal / 1024 / 1024)} MB of grids in all), \`ashcast serve\`, then wrk -c32 for ${SECONDS * 2} s of /point at random places and random runs (${memoryResult.load.rps.toFixed(0)} req/s, p99 ${f2(memoryResult.load.p99)} ms, ${memoryResult.load.non2xx} non-2xx):`,
     "",
-    `- RSS after start ${f1(memoryResult.afterStart)} MB, after the load ${f1(memoryResult.afterLoad)} MB, peak (VmHWM) **${f1(memoryResult.peak)} MB**. **Target ≤ 250 MB: ${memoryResult.peak <= 250 ? "met" : "not met"}.** Grids are held under 64 MB and inflated blocks under 16 MB (src/server/pointGrids.ts), whatever the number of runs.`,
+    `- RSS after start ${f1(memoryResult.afterStart)} MB, after the load ${f1(memoryResult.afterLoad)} MB, peak (VmHWM) **${f1(memoryResult.peak)} MB**. **Target ≤ 250 MB: ${memoryResult.peak <= 250 ? "met" : "not met"}.** Grids are held under 64 MB (src/server/pointGrids.ts), whatever the number of runs; nothing inflated is kept.`,
     "",
   );
 }

@@ -155,9 +155,13 @@ describe("scanRun: which times are trusted next time", () => {
     await writeFile(path.join(dir, "run", ".DS_Store"), ""); // never an input: it changes nothing
     const fileStat = await stat(file);
     const folderStat = await stat(path.join(dir, "run"));
-    const latest = Math.max(fileStat.ctimeMs, fileStat.mtimeMs, folderStat.ctimeMs, folderStat.mtimeMs);
+    const fileLatest = Math.max(fileStat.ctimeMs, fileStat.mtimeMs);
+    const folderLatest = Math.max(folderStat.ctimeMs, folderStat.mtimeMs);
+    const latest = Math.max(fileLatest, folderLatest);
 
-    const racy = await scanRun(dir, "run", {}, { settledBefore: latest });
+    // A scan that began while the file and the folder were still changing (each is judged by its own times,
+    // which differ by a clock tick or more on a loaded machine).
+    const racy = await scanRun(dir, "run", {}, { settledBefore: Math.min(fileLatest, folderLatest) });
     expect(racy.run.files[0]!.ctimeMs).toBe(fileStat.ctimeMs);
     expect(racy.fingerprints["run.json"]).not.toHaveProperty("ctimeMs");
     expect(racy.folderStat).toBeUndefined();
