@@ -105,7 +105,11 @@ export function untilRetired(): Promise<void> {
 
 export const isWorker = (): boolean => cluster.isWorker;
 
-/** In a worker that could not start: lets go of the primary's channel, which would keep it alive, so it exits with its code. */
+/**
+ * In a worker that could not start: lets go of the primary's channel, which would keep it alive, so it
+ * exits with its code. Through the worker's own disconnect: a bare process.disconnect() makes cluster exit
+ * the worker at once with code 0, and the primary would log a failed start as a clean exit.
+ */
 export function leavePrimary(): void {
-  if (cluster.isWorker) process.disconnect?.();
+  cluster.worker?.disconnect();
 }
