@@ -96,6 +96,7 @@ export function createPurger(options: PurgerOptions): CachePurger {
       if (!(await sendOnce(target, record))) return;
     }
     record.state = "done";
+    record.retriesLeft = 0;
     delete record.error;
     changed();
   }
@@ -109,6 +110,7 @@ export function createPurger(options: PurgerOptions): CachePurger {
         record.at = new Date().toISOString();
         if (error === undefined) break;
         record.error = error;
+        record.retriesLeft = attempts - attempt;
         if (attempt >= attempts) {
           record.state = "failed";
           log(`cache purge failed: ${target.shown} did not purge ${record.tags.length} tag(s) of release ${record.release} after ${attempt} attempts (${error}); it serves the old answers until their s-maxage runs out`);
@@ -118,6 +120,9 @@ export function createPurger(options: PurgerOptions): CachePurger {
         changed();
         await new Promise((resolve) => setTimeout(resolve, backoffMs * 2 ** (attempt - 1)));
       }
+      // Delivered: the next batch, and the repeat, have their own attempts.
+      record.retriesLeft = attempts - 1;
+      changed();
     }
     return true;
   }
@@ -126,7 +131,7 @@ export function createPurger(options: PurgerOptions): CachePurger {
     purge(release, tags) {
       if (tags.length === 0 || targets.length === 0) return;
       for (const target of targets) {
-        const record: CachePurge = { release, cache: target.shown, tags: [...tags], state: "sending", attempts: 0, at: new Date().toISOString() };
+        const record: CachePurge = { release, cache: target.shown, tags: [...tags], state: "sending", attempts: 0, retriesLeft: attempts - 1, at: new Date().toISOString() };
         records.unshift(record);
         records.length = Math.min(records.length, KEPT_RECORDS);
         const done = send(target, record).catch((error: unknown) => log(`Internal error while purging ${target.shown}: ${(error as Error).stack ?? String(error)}`));

@@ -13,8 +13,11 @@ import type { CachePurge } from "../contract/cachePurges.ts";
 import { formatError, UserError } from "../errors.ts";
 import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
 
-/** `purgeUrls`: the shared caches each publish purges (the purger lives here, beside the builds). */
-type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous"> & { purgeUrls?: readonly string[] };
+/**
+ * `purgeUrls`: the shared caches each publish purges (the purger lives here, beside the builds).
+ * `debounceMs`: the watcher's quiet time (start keeps its default; tests hold its own builds back with a long one).
+ */
+type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous"> & { purgeUrls?: readonly string[]; debounceMs?: number };
 type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean }; purges?: CachePurge[] };
 type ToWorker = "close" | { job: JobOrder } | { cancel: string };
 

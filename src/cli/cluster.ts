@@ -1,14 +1,16 @@
 /**
  * `ashcast serve --workers N`: N server processes on one listening socket (node:cluster; the primary
  * accepts and hands connections out in turn), so one host uses all its cores. The primary only
- * supervises: it loads no server code. A worker that dies is replaced; SIGHUP replaces the workers one at
- * a time (a new one listening before an old one stops taking connections and finishes its requests);
- * SIGTERM/SIGINT stop them all the same way. Each worker follows dist/current itself, like any server on
- * the same published tree, and keeps its own throttle state unless REDIS_URL shares it.
+ * supervises: it loads no server code. A worker that dies is replaced, after a growing wait while workers
+ * die at start (restartBackoff.ts); SIGHUP replaces the workers one at a time (a new one listening before
+ * an old one stops taking connections and finishes its requests); SIGTERM/SIGINT stop them all the same
+ * way. Each worker follows dist/current itself, like any server on the same published tree, and keeps
+ * its own throttle state unless REDIS_URL shares it.
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
 import { UserError } from "../errors.ts";
+import { RESTART, restartBackoff, seconds, type Restart, type RestartBackoff } from "./restartBackoff.ts";
 
 /** `--workers`: a whole number from 1, or `auto` (the cores this process may use). */
 export function parseWorkers(text: string | undefined): number {
@@ -24,38 +26,80 @@ const STOP_GRACE_MS = 10_000;
 
 /**
  * Runs in the primary: forks `workers` processes running the same command (cluster re-runs this
- * script), replaces those that die, reloads on SIGHUP, and resolves when all have stopped after
- * SIGTERM/SIGINT. Rejects when the first worker cannot start (its error was printed by the worker).
+ * script), replaces those that die (with a growing wait while they die at start: restartBackoff.ts),
+ * reloads on SIGHUP, and resolves when all have stopped after SIGTERM/SIGINT. Rejects when the first
+ * workers cannot start (each printed its error), or when they keep dying at start and none is left serving.
  */
 export async function superviseWorkers(workers: number, log: (line: string) => void): Promise<void> {
   let stopping = false;
   /** Workers being replaced or stopped on purpose: their exit is not a crash. */
   const retiring = new WeakSet<Worker>();
+  /** Workers that listen and are not being retired: those that serve. */
+  const serving = new Set<Worker>();
+  /** Replacements waiting for their backoff. */
+  const waits = new Set<NodeJS.Timeout>();
   let started = 0;
+  let end: (error?: Error) => void = () => {};
+  const ended = new Promise<void>((resolve, reject) => (end = (error) => (error ? reject(error) : resolve())));
+  ended.catch(() => {}); // awaited below; a crash loop may end it before that
 
-  const fork = (): Promise<Worker> =>
+  /**
+   * Forks a worker in `slot`. With `onEarlyExit` (the first start, SIGHUP), one that stops before
+   * listening is that caller's failure; otherwise it is replaced like any worker that stops.
+   */
+  const fork = (slot: RestartBackoff, onEarlyExit?: (error: Error) => void): Worker => {
+    const worker = cluster.fork();
+    const forkedAt = Date.now();
+    let listened = false;
+    // Having served a while, it shows the workers start fine again: the next stop is replaced at once.
+    const survived = setTimeout(() => {
+      if (listened && slot.served()) log(`worker ${worker.process.pid} has served for ${seconds(RESTART.quickMs)}: workers start again`);
+    }, RESTART.quickMs);
+    survived.unref();
+    worker.once("listening", () => {
+      listened = true;
+      serving.add(worker);
+      started++;
+    });
+    worker.once("exit", (code, signal) => {
+      clearTimeout(survived);
+      serving.delete(worker);
+      if (stopping || retiring.has(worker)) return;
+      if (!listened && onEarlyExit) return onEarlyExit(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
+      replace(slot, `worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`})${listened ? "" : " before listening"}`, slot.stopped({ listened, livedMs: Date.now() - forkedAt }));
+    });
+    return worker;
+  };
+
+  const forkListening = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
-      const worker = cluster.fork();
-      const failed = () => reject(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
-      worker.once("exit", failed);
-      worker.once("listening", () => {
-        worker.off("exit", failed);
-        worker.on("exit", (code, signal) => {
-          if (stopping || retiring.has(worker)) return;
-          log(`worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`}); starting another`);
-          void fork().catch((error: Error) => log(`could not replace the worker: ${error.message}`));
-        });
-        started++;
-        resolve(worker);
-      });
+      const worker = fork(restartBackoff(), reject);
+      worker.once("listening", () => resolve(worker));
     });
 
-  /** Stops taking connections, lets the worker finish its requests, kills it if it hangs. */
+  /** Forks the slot's next worker after its backoff; in a crash loop with nobody serving, stops everything. */
+  const replace = (slot: RestartBackoff, what: string, next: Restart): void => {
+    if (next.crashLoop && serving.size === 0) {
+      log(`${what}; no worker is left serving`);
+      end(new UserError(`${next.inRow} server workers in a row stopped within ${seconds(RESTART.quickMs)} of starting, and none is left serving`, { where: "--workers", fix: "read the workers' errors above (the same as `ashcast serve` without --workers prints: a broken file, a full disk, a bad release), remove their cause and start again" }));
+      return;
+    }
+    if (next.crashLoop) {
+      log(`${what}; ${next.inRow} workers in a row stopped within ${seconds(RESTART.quickMs)} of starting: they fail at start (their errors are above), not by chance. ${serving.size} worker${serving.size === 1 ? "" : "s"} still serve${serving.size === 1 ? "s" : ""}; starting another in ${seconds(next.delayMs)}, then at most every ${seconds(RESTART.maxDelayMs)} until one stays up`);
+    } else log(`${what}; starting another${next.delayMs ? ` in ${seconds(next.delayMs)}` : ""}`);
+    const wait = setTimeout(() => {
+      waits.delete(wait);
+      if (!stopping) fork(slot);
+    }, next.delayMs);
+    waits.add(wait);
+  };
+
+  /** Stops taking connections, lets the worker finish its requests, kills it if it hangs (at once if it serves nothing yet). */
   const retire = (worker: Worker): Promise<void> =>
     new Promise((resolve) => {
       retiring.add(worker);
       if (worker.isDead()) return resolve();
-      const timer = setTimeout(() => worker.kill("SIGKILL"), STOP_GRACE_MS);
+      const timer = setTimeout(() => worker.kill("SIGKILL"), serving.has(worker) ? STOP_GRACE_MS : 0);
       worker.once("exit", () => {
         clearTimeout(timer);
         resolve();
@@ -66,31 +110,28 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
   const current = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !retiring.has(w));
 
   try {
-    for (let i = 0; i < workers; i++) await fork();
-  } catch (error) {
-    stopping = true;
-    await Promise.all(current().map(retire));
-    throw error;
-  }
-  log(`${started} server workers share the listening socket`);
+    for (let i = 0; i < workers; i++) await forkListening();
+    log(`${started} server workers share the listening socket`);
 
-  let reloading = Promise.resolve();
-  process.on("SIGHUP", () => {
-    reloading = reloading.then(async () => {
-      log("SIGHUP: replacing the workers one at a time");
-      for (const old of current()) {
-        await fork();
-        await retire(old);
-      }
-      log("workers replaced");
-    }).catch((error: Error) => log(`reload stopped: ${error.message}; the remaining workers still serve`));
-  });
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
-  stopping = true;
-  await Promise.all(current().map(retire));
+    let reloading = Promise.resolve();
+    process.on("SIGHUP", () => {
+      reloading = reloading.then(async () => {
+        log("SIGHUP: replacing the workers one at a time");
+        for (const old of current()) {
+          await forkListening();
+          await retire(old);
+        }
+        log("workers replaced");
+      }).catch((error: Error) => log(`reload stopped: ${error.message}; the remaining workers still serve`));
+    });
+    process.once("SIGINT", () => end());
+    process.once("SIGTERM", () => end());
+    await ended;
+  } finally {
+    stopping = true;
+    for (const wait of waits) clearTimeout(wait);
+    await Promise.all(current().map(retire));
+  }
 }
 
 /**
@@ -105,7 +146,11 @@ export function untilRetired(): Promise<void> {
 
 export const isWorker = (): boolean => cluster.isWorker;
 
-/** In a worker that could not start: lets go of the primary's channel, which would keep it alive, so it exits with its code. */
+/**
+ * In a worker that could not start: lets go of the primary's channel, which would keep it alive, so it
+ * exits with its code. Through the worker's own disconnect: a bare process.disconnect() makes cluster exit
+ * the worker at once with code 0, and the primary would log a failed start as a clean exit.
+ */
 export function leavePrimary(): void {
-  if (cluster.isWorker) process.disconnect?.();
+  cluster.worker?.disconnect();
 }

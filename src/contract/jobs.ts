@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { UserError } from "../errors.ts";
 import { PublishedInstant } from "./ashModel.ts";
+import { CachePurge } from "./cachePurges.ts";
 
 export type JobOrder = { id: string; kind: "rebuild"; runs: "all" | readonly string[] } | { id: string; kind: "cleanup" };
 
@@ -34,6 +35,12 @@ export const Job = z.object({
   outcome: JobOutcome.optional(),
   /** Why it failed, as the build log says it. */
   error: z.string().optional(),
+  /**
+   * A rebuild that published, with --purge: what each shared cache was told of it and whether it heard
+   * (as in /datasets; the purges go on in the background after the job has succeeded). Empty when the
+   * publish changed no answer a cache holds.
+   */
+  cachePurges: z.array(CachePurge).optional(),
 });
 export type Job = z.infer<typeof Job>;
 

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { formatError } from "../errors.ts";
 import { JobCancelled, type Job, type JobExecutor, type JobOrder } from "../contract/jobs.ts";
+import type { CachePurge } from "../contract/cachePurges.ts";
 import type { AuditLog } from "./auditLog.ts";
 import { oneAtATime } from "../flow/oneAtATime.ts";
 import { compactInstant, formatInstant } from "../time/instant.ts";
@@ -20,14 +21,17 @@ export class JobBoard {
   readonly #executor: JobExecutor;
   readonly #audit: AuditLog;
   readonly #now: () => number;
+  readonly #cachePurges: (() => readonly CachePurge[]) | undefined;
   readonly #jobs = new Map<string, Job>();
   readonly #controllers = new Map<string, AbortController>();
   readonly #inTurn = oneAtATime();
 
-  constructor(options: { executor: JobExecutor; audit: AuditLog; now?: () => number }) {
+  /** `cachePurges`: the publisher's recent purges (with --purge), for the records of the jobs that published. */
+  constructor(options: { executor: JobExecutor; audit: AuditLog; now?: () => number; cachePurges?: () => readonly CachePurge[] }) {
     this.#executor = options.executor;
     this.#audit = options.audit;
     this.#now = options.now ?? Date.now;
+    this.#cachePurges = options.cachePurges;
   }
 
   /** Queues the job and answers it as queued; it runs once the jobs before it have finished. */
@@ -45,12 +49,12 @@ export class JobBoard {
 
   get(id: string): Job | undefined {
     const job = this.#jobs.get(id);
-    return job && { ...job };
+    return job && this.#shown(job);
   }
 
   /** Newest first. */
   list(): Job[] {
-    return [...this.#jobs.values()].reverse().map((job) => ({ ...job }));
+    return [...this.#jobs.values()].reverse().map((job) => this.#shown(job));
   }
 
   /**
@@ -80,6 +84,7 @@ export class JobBoard {
     let ended: "succeeded" | "failed" | "cancelled";
     try {
       job.outcome = await this.#executor.run(order, signal);
+      this.#notePurges(job);
       ended = "succeeded";
     } catch (error) {
       ended = signal.aborted ? "cancelled" : "failed";
@@ -90,6 +95,25 @@ export class JobBoard {
     await this.#audit
       .record({ who: job.submittedBy, action: `job-${job.kind}`, target: job.id, outcome, detail: job.error ?? JSON.stringify(job.outcome ?? {}) })
       .catch((error: unknown) => console.error(`Internal error: the audit log could not record job ${job.id}: ${formatError(error)}`));
+  }
+
+  /** A copy of the job, with the purges of its publish as they stand now. */
+  #shown(job: Job): Job {
+    this.#notePurges(job);
+    return { ...job, ...(job.cachePurges ? { cachePurges: job.cachePurges.map((purge) => ({ ...purge, tags: [...purge.tags] })) } : {}) };
+  }
+
+  /**
+   * The purger sent the job's purges before the job's outcome came back (the builder posts them first), so
+   * they are there when it succeeds; they are read again while they are sent. A purge the purger no
+   * longer keeps (it keeps the newest) stays as last seen.
+   */
+  #notePurges(job: Job): void {
+    const outcome = job.outcome;
+    if (!this.#cachePurges || outcome?.kind !== "rebuild" || !outcome.published) return;
+    const sent = this.#cachePurges().filter((purge) => purge.release === outcome.release);
+    const gone = (job.cachePurges ?? []).filter((seen) => !sent.some((purge) => purge.cache === seen.cache));
+    job.cachePurges = [...sent.map((purge) => ({ ...purge })), ...gone];
   }
 
   #finish(job: Job, state: "succeeded" | "failed" | "cancelled"): void {

@@ -145,7 +145,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             runsDir: path.resolve(options.operator.runsDir),
             archiveDir: path.resolve(options.operator.archiveDir ?? path.join(path.dirname(path.resolve(options.operator.runsDir)), "runs-archive")),
             audit: audit!,
-            ...(options.operator.jobs ? { jobs: new JobBoard({ executor: options.operator.jobs, audit: audit! }) } : {}),
+            ...(options.operator.jobs ? { jobs: new JobBoard({ executor: options.operator.jobs, audit: audit!, ...(options.operator.cachePurges ? { cachePurges: options.operator.cachePurges } : {}) }) } : {}),
             validate: (dir: string) => checkInWorker(dir, pipeline),
             settings: await SettingsStore.open(options.operator.settingsFile ?? env.ASHCAST_SETTINGS_FILE ?? "config/settings.json"),
             ...(options.operator.cachePurges ? { cachePurges: options.operator.cachePurges } : {}),

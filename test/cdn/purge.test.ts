@@ -48,13 +48,16 @@ describe("the purger", () => {
     const url = `http://127.0.0.1:${(cache.address() as { port: number }).port}/`;
     const lines: string[] = [];
     try {
-      const purger = createPurger({ urls: [url], backoffMs: 50, repeatAfterMs: 100, log: (line) => lines.push(line) });
+      const retriesLeft: number[] = [];
+      const purger = createPurger({ urls: [url], backoffMs: 50, repeatAfterMs: 100, log: (line) => lines.push(line), onChange: (records) => retriesLeft.push(records[0]!.retriesLeft) });
       purger.purge("r1", ["latest", `run:${NEWER}`]);
       expect(purger.records()[0]).toMatchObject({ release: "r1", state: "sending" });
       await purger.settled();
       expect(seen.map((s) => [s.method, s.xkey])).toEqual(Array(4).fill(["PURGE", `latest run:${NEWER}`]));
       // Two refusals, the success, and the repeat (the waits between them are not asserted: no timing in tests).
-      expect(purger.records()[0]).toMatchObject({ release: "r1", cache: url, state: "done", attempts: 4 });
+      expect(purger.records()[0]).toMatchObject({ release: "r1", cache: url, state: "done", attempts: 4, retriesLeft: 0 });
+      // Queued (4 after the first attempt), after each refusal, after the delivery and the repeat (the repeat has its own), done.
+      expect(retriesLeft).toEqual([4, 4, 3, 4, 4, 0]);
       expect(purger.records()[0]!.error).toBeUndefined();
       expect(lines).toEqual([]);
     } finally {
