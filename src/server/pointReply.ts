@@ -20,6 +20,26 @@ import { cacheControl } from "./cachePolicy.ts";
 
 const tagHeaders = (tags: string): Record<string, string> => Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]));
 
+/** Made once per run and per tag list rather than per request (a published run's dates never change). */
+const datesOfRun = new WeakMap<PublishedRun, { modifiedMs: number; lastModified: string }>();
+function runDates(run: PublishedRun): { modifiedMs: number; lastModified: string } {
+  let dates = datesOfRun.get(run);
+  if (dates === undefined) {
+    const modifiedMs = parseInstant(run.modified)!;
+    datesOfRun.set(run, (dates = { modifiedMs, lastModified: formatHttpDate(modifiedMs) }));
+  }
+  return dates;
+}
+const headersOfTags = new Map<string, Record<string, string>>();
+function policyTagHeaders(tags: string): Record<string, string> {
+  let headers = headersOfTags.get(tags);
+  if (headers === undefined) {
+    if (headersOfTags.size >= 1024) headersOfTags.clear();
+    headersOfTags.set(tags, (headers = tagHeaders(tags)));
+  }
+  return headers;
+}
+
 export interface Reply {
   status: number;
   headers: Record<string, string>;
@@ -66,14 +86,14 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
 
   // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
-  const modifiedMs = parseInstant(run.modified)!;
+  const { modifiedMs, lastModified } = runDates(run);
   const etag = `"${createHash("sha256").update(`${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`).digest("base64url").slice(0, 27)}"`;
   const headers: Record<string, string> = {
     etag,
-    "last-modified": formatHttpDate(modifiedMs),
+    "last-modified": lastModified,
     "cache-control": cacheControl(policy),
     expires: context.representations.expiresIn(policy.seconds),
-    ...tagHeaders(policy.tags),
+    ...policyTagHeaders(policy.tags),
     ...CORS_HEADERS,
   };
   const notModified =

@@ -60,5 +60,8 @@ describe("ashcast start", () => {
     expect(second.meta.description).toBe("Hekla: plume to 10 km, drifting north-east.");
     const health = await (await fetch(`${base}/healthz`, { headers })).text();
     expect(health).toMatch(/^status: ok\nruns: 1\nlatest reftime: 2024-05-01T12:00:00Z\n/);
+    // The launcher gives a server its smaller young generation (RSS under point-query load: docs/benchmarks.md).
+    const commandLine = (await readFile(`/proc/${child.pid}/cmdline`, "utf8")).split("\0");
+    expect(commandLine).toContain("--max-semi-space-size=16");
   });
 });
