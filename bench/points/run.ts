@@ -388,7 +388,7 @@ if (servingResult) {
   const random = median(servingResult.random.map((r) => r.rps));
   const p99 = Math.max(median(servingResult.fixed.map((r) => r.p99)), median(servingResult.random.map((r) => r.p99)));
   lines.push("### /point against the public JSON route", "");
-  lines.push(`wrk -t1 -c32 -d${SECONDS}s, interleaved, on the full-size run (3 bands × 72 steps per answer, 21 KB of JSON).`, "");
+  lines.push(`wrk -t1 -c32 -d${SECONDS}s, interleaved, on the full-size run (3 bands × 72 steps per answer, 13 KB of JSON without ash and up to 21 KB with it).`, "");
   lines.push("| route | req/s of the repeats | median req/s | p50 ms | p99 ms | non-2xx |", "|---|---|---|---|---|---|");
   lines.push(row("`/.json` (public JSON, fast path)", servingResult.json), row("`/point` at one place", servingResult.fixed), row("`/point` at random places", servingResult.random), "");
   lines.push(

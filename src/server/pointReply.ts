@@ -5,7 +5,7 @@
  * run's artefact list and grids are in memory; a promise otherwise (the fast path then leaves the request
  * to the app, which waits).
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
@@ -87,7 +87,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
   const { modifiedMs, lastModified } = runDates(run);
-  const etag = `"${createHash("sha256").update(`${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`).digest("base64url").slice(0, 27)}"`;
+  const etag = `"${hash("sha256", `${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`, "base64url").slice(0, 27)}"`;
   const headers: Record<string, string> = {
     etag,
     "last-modified": lastModified,
