@@ -116,46 +116,22 @@ export function encodeBlock(codes: Uint16Array, nx: number, ny: number, steps: n
  * `out` (length `steps`), from the block's stored bytes. Throws on bytes that do not decode to `steps`.
  */
 export function decodeCellSeries(stored: Uint8Array, cells: number, cell: number, steps: number, out: Uint16Array): void {
-  let i = 0;
+  const reader = { bytes: stored, at: 0 };
   let skip = 0;
-  let length = 0;
-  for (let c = 0; c <= cell; c++) {
-    let value = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = stored[i++]!;
-      value += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
-    if (c < cell) skip += value;
-    else length = value;
-  }
-  for (let c = cell + 1; c < cells; c++) while (stored[i++]! & 0x80);
-  i += skip;
-  const end = i + length;
+  for (let c = 0; c < cell; c++) skip += readVarint(reader);
+  const length = readVarint(reader);
+  for (let c = cell + 1; c < cells; c++) readVarint(reader);
+  reader.at += skip;
+  const end = reader.at + length;
   if (end > stored.length) throw new Error(`a grid block's cell ${cell} runs past the block`);
   let code = 0;
   let t = 0;
-  while (i < end) {
-    let z = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = stored[i++]!;
-      z += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
+  while (reader.at < end) {
+    const z = readVarint(reader);
     if (z === 0) {
-      let run = 0;
-      shift = 0;
-      do {
-        byte = stored[i++]!;
-        run += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-      } while (byte & 0x80);
-      if (t + run + 1 > steps) throw new Error(`a grid block's cell ${cell} holds more than ${steps} steps`);
-      for (const last = t + run + 1; t < last; t++) out[t] = code;
+      const last = t + readVarint(reader) + 1;
+      if (last > steps) throw new Error(`a grid block's cell ${cell} holds more than ${steps} steps`);
+      while (t < last) out[t++] = code;
       continue;
     }
     if (t >= steps) throw new Error(`a grid block's cell ${cell} holds more than ${steps} steps`);
@@ -163,6 +139,19 @@ export function decodeCellSeries(stored: Uint8Array, cells: number, cell: number
     out[t++] = code;
   }
   while (t < steps) out[t++] = code;
+}
+
+/** An unsigned LEB128 varint at `reader.at`, which moves past it. */
+function readVarint(reader: { bytes: Uint8Array; at: number }): number {
+  let value = 0;
+  let shift = 0;
+  let byte: number;
+  do {
+    byte = reader.bytes[reader.at++]!;
+    value += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  return value;
 }
 
 /** Bytes appended one varint at a time (a block is at most a few tens of KiB). */

@@ -14,7 +14,7 @@ import { DatasetsBody } from "../../src/contract/cachePurges.ts";
 import { freePort, stopChild } from "../limits/redisFixtures.ts";
 import { OPERATOR_ENV, writeOperator } from "../operator/operatorFixtures.ts";
 import { addRun, makeSite, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
-import { cacheStatus, REPO, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
+import { cacheStatus, latestReftime, listedReftimes, REPO, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
 
 const OLDER = "2024-05-01T12:00:00Z";
 const NEWER = "2024-05-02T12:00:00Z";
@@ -100,8 +100,6 @@ describe("ashcast start --purge behind Varnish", () => {
     await site?.cleanup();
   });
 
-  const latestReftime = (res: RawResponse) => (res.json() as { meta: { reftime: string } }).meta.reftime;
-  const listed = (res: RawResponse) => (res.json() as [{ reftimes: string[] }])[0].reftimes;
 
   /** Polls through the cache until `check` holds; the bound is far below the s-maxage (600 s) of these answers. */
   const untilThrough = (what: string, target: string, check: (res: RawResponse) => boolean) =>
@@ -127,7 +125,7 @@ describe("ashcast start --purge behind Varnish", () => {
 
     await addRun(site, "newer", NEWER);
     await untilThrough("the new latest run", "/", (res) => latestReftime(res) === NEWER);
-    await untilThrough("the new reftimes", "/reftimes", (res) => listed(res).includes(NEWER));
+    await untilThrough("the new reftimes", "/reftimes", (res) => listedReftimes(res).includes(NEWER));
     // Only the changed tags were purged: the pinned older run was not.
     expect(cacheStatus(await through(varnish, `/?reftime=${OLDER}`))).toBe("HIT");
 
@@ -144,7 +142,7 @@ describe("ashcast start --purge behind Varnish", () => {
     const withdrawn = await through(varnish, `/withdraw?reftime=${NEWER}`, { method: "POST", headers: operator });
     expect(withdrawn.status).toBe(202);
     await untilThrough("the older run as latest again", "/", (res) => latestReftime(res) === OLDER);
-    await untilThrough("the withdrawn reftime gone from the list", "/reftimes", (res) => !listed(res).includes(NEWER));
+    await untilThrough("the withdrawn reftime gone from the list", "/reftimes", (res) => !listedReftimes(res).includes(NEWER));
   });
 });
 

@@ -13,8 +13,8 @@ import { Job } from "../../src/contract/jobs.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { freePort } from "../limits/redisFixtures.ts";
 import { OPERATOR_ENV, writeOperator } from "../operator/operatorFixtures.ts";
-import { addRun, makeSite, PUBLIC_URL, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
-import { cacheStatus, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
+import { addRun, makeSite, PUBLIC_URL, waitFor, type Site } from "../server/serverFixtures.ts";
+import { cacheStatus, latestReftime, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
 
 const OLDER = "2024-05-01T12:00:00Z";
 const NEWER = "2024-05-02T12:00:00Z";
@@ -58,7 +58,6 @@ afterAll(async () => {
   await site?.cleanup();
 });
 
-const latestReftime = (res: RawResponse) => (res.json() as { meta: { reftime: string } }).meta.reftime;
 const job = async (id: string) => Job.parse((await through(varnish, `/jobs/${id}`, { headers: operator })).json());
 
 describe("a rebuild job behind Varnish, with one cache down", () => {

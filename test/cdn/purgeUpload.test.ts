@@ -11,9 +11,9 @@ import { newRun } from "../../src/cli/newRun.ts";
 import { DatasetsBody } from "../../src/contract/cachePurges.ts";
 import { freePort } from "../limits/redisFixtures.ts";
 import { OPERATOR_ENV, writeOperator } from "../operator/operatorFixtures.ts";
-import { addRun, HEKLA, makeSite, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
+import { addRun, HEKLA, makeSite, waitFor, type Site } from "../server/serverFixtures.ts";
 import { ashcast, type Child } from "./originFixtures.ts";
-import { startVarnish, through, type Varnish } from "./varnishFixtures.ts";
+import { latestReftime, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
 
 const OLDER = "2024-05-01T12:00:00Z";
 const NEWER = "2024-05-02T12:00:00Z";
@@ -65,7 +65,6 @@ const cachePurges = async () => {
   return DatasetsBody.parse(datasets.json());
 };
 
-const latestReftime = (res: RawResponse) => (res.json() as { meta: { reftime: string } }).meta.reftime;
 
 describe("an upload behind Varnish, with one cache down", () => {
   it("is published, the new / and /reftimes come through the cache, and /datasets shows each cache's purge", async () => {

@@ -73,3 +73,6 @@ export const through = (varnish: Varnish, pathBelowBase: string, options: RawOpt
 
 /** Varnish's verdict on an answer: HIT, MISS, STALE, or MISS for what was passed. */
 export const cacheStatus = (res: RawResponse): string | undefined => res.headers["x-cache"] as string | undefined;
+/** The reftime of a `/` answer, and the reftimes of a `/reftimes` answer. */
+export const latestReftime = (res: RawResponse): string => (res.json() as { meta: { reftime: string } }).meta.reftime;
+export const listedReftimes = (res: RawResponse): string[] => (res.json() as [{ reftimes: string[] }])[0].reftimes;

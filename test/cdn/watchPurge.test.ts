@@ -7,9 +7,9 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../limits/redisFixtures.ts";
-import { addRun, makeSite, waitFor, type RawResponse, type Site } from "../server/serverFixtures.ts";
+import { addRun, makeSite, waitFor, type Site } from "../server/serverFixtures.ts";
 import { ashcast, type Child } from "./originFixtures.ts";
-import { cacheStatus, REPO, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
+import { cacheStatus, latestReftime, listedReftimes, REPO, startVarnish, through, type Varnish } from "./varnishFixtures.ts";
 
 const OLDER = "2024-05-01T12:00:00Z";
 const NEWER = "2024-05-02T12:00:00Z";
@@ -39,8 +39,6 @@ afterAll(async () => {
   await site?.cleanup();
 });
 
-const latestReftime = (res: RawResponse) => (res.json() as { meta: { reftime: string } }).meta.reftime;
-const listed = (res: RawResponse) => (res.json() as [{ reftimes: string[] }])[0].reftimes;
 
 describe("ashcast watch --purge behind Varnish", () => {
   it("a run dropped into runs/: the new / and /reftimes come through the cache, the older run's answer stays cached", async () => {
@@ -49,13 +47,13 @@ describe("ashcast watch --purge behind Varnish", () => {
     const cached = await through(varnish, "/");
     expect(cacheStatus(cached)).toBe("HIT");
     expect(latestReftime(cached)).toBe(OLDER);
-    expect(listed(await through(varnish, "/reftimes"))).toEqual([OLDER]);
+    expect(listedReftimes(await through(varnish, "/reftimes"))).toEqual([OLDER]);
 
     await addRun(site, "newer", NEWER);
     // Far below the 600 s s-maxage of these answers: without the purge, the cache would answer OLDER till then.
     await waitFor(`the new latest run through Varnish (watch: ${watch.output().slice(-2000)})`, async () => latestReftime(await through(varnish, "/")) === NEWER, 30_000);
-    await waitFor("the new reftimes through Varnish", async () => listed(await through(varnish, "/reftimes")).includes(NEWER), 30_000);
-    expect(listed(await through(varnish, "/reftimes"))).toEqual([NEWER, OLDER]);
+    await waitFor("the new reftimes through Varnish", async () => listedReftimes(await through(varnish, "/reftimes")).includes(NEWER), 30_000);
+    expect(listedReftimes(await through(varnish, "/reftimes"))).toEqual([NEWER, OLDER]);
     expect(cacheStatus(await through(varnish, `/?reftime=${OLDER}`))).toBe("HIT");
     expect(watch.output()).not.toMatch(/cache purge failed/);
   });
