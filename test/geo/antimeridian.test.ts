@@ -185,4 +185,26 @@ describe.skipIf(!HAS_GDAL)("the cut judged by GDAL", () => {
     }
     expect(Number(rows.find((row) => row[0] === "holed")![1])).toBe(19);
   });
+
+  it("cuts a ring written as KML writes it (within ±180, jumping across) as ogr2ogr -wrapdateline does", () => {
+    const rings: GeoPosition[][] = [[[176.3, 51.2], [-176.3, 50.1], [-174.8, 54.9], [-178.9, 53.3], [179.4, 56.8], [174.9, 54.2], [176.3, 51.2]], [[178.2, 52.4], [178.9, 54.1], [-178.4, 52.2], [178.2, 52.4]]];
+    const input = path.join(scratch, "as-kml.geojson");
+    writeFileSync(input, JSON.stringify({ type: "FeatureCollection", features: [{ type: "Feature", properties: { src: "given" }, geometry: { type: "Polygon", coordinates: rings } }] }));
+    const wrapped = path.join(scratch, "as-kml-wrapped.geojson");
+    const w = spawnSync("ogr2ogr", ["-f", "GeoJSON", "-wrapdateline", wrapped, input], { encoding: "utf8" });
+    expect(w.status, w.stderr).toBe(0);
+    const gdal = (JSON.parse(readFileSync(wrapped, "utf8")) as { features: Array<{ geometry: unknown }> }).features[0]!.geometry;
+    const both = path.join(scratch, "askml.geojson");
+    const ours = { type: "MultiPolygon", coordinates: rfc7946Polygon(rings) };
+    writeFileSync(both, JSON.stringify({ type: "FeatureCollection", features: [{ type: "Feature", properties: { src: "ours" }, geometry: ours }, { type: "Feature", properties: { src: "gdal" }, geometry: gdal }] }));
+    const sql = "SELECT ST_Area(o.geometry) AS ours, ST_Area(g.geometry) AS gdal, COALESCE(ST_Area(ST_SymDifference(o.geometry, g.geometry)), 0.0) AS apart FROM askml o JOIN askml g ON g.src = 'gdal' WHERE o.src = 'ours'";
+    const r = spawnSync("ogr2ogr", ["-f", "CSV", "/vsistdout/", both, "-dialect", "SQLite", "-sql", sql], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    const [oursArea, gdalArea, apart] = r.stdout.trim().split("\n")[1]!.split(",").map((cell) => Number(cell.replace(/"/g, "")));
+    expect(oursArea).toBeCloseTo(gdalArea!, 9);
+    expect(apart).toBeLessThan(1e-9);
+    // The same shape unwrapped (longitudes past 180) gives the same parts.
+    const unwrapped = rings.map((ring) => ring.map(([lon, lat]) => [lon! < 0 ? lon! + 360 : lon!, lat!]));
+    expect(rfc7946Polygon(unwrapped).map((part) => part.map((ring) => ring.map(([lon, lat]) => [Number(lon!.toFixed(9)), lat])))).toEqual(ours.coordinates);
+  });
 });
