@@ -10,7 +10,7 @@ import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, runJsonKey 
 import type { AssembledRun } from "./assembleRun.ts";
 import { renderModelKml, renderModelMaps } from "./renderModelOutput.ts";
 import { renderPointGrids } from "./pointGrids.ts";
-import { renderAshGeoJson } from "./renderGeoJson.ts";
+import { renderAshGeoJson, renderForecasterGeoJson } from "./renderGeoJson.ts";
 
 export type RunRenderer = (run: AssembledRun) => ArtefactDraft[] | Promise<ArtefactDraft[]>;
 
@@ -37,9 +37,9 @@ export function renderKmlLayers(run: AssembledRun): ArtefactDraft[] {
   });
 }
 
-// Issue 16, apart from the per-step drawing of renderModelOutput.ts: the point-query grids and the GeoJSON ash areas.
-// The model JSON first: updateRun takes the first draft as the run's JSON.
-export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids, renderAshGeoJson];
+// Issue 16, apart from the per-step drawing of renderModelOutput.ts: the point-query grids and the GeoJSON twins of
+// every KML ash-area resource (model output's and forecasters'). The model JSON first: updateRun takes the first draft as the run's JSON.
+export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKmlLayers, renderModelKml, renderModelMaps, renderPointGrids, renderAshGeoJson, renderForecasterGeoJson];
 
 /** Started before the others: they hand their work to the build's worker threads (src/build/stepPool.ts), which draw while this thread renders the rest. */
 const STARTED_FIRST: ReadonlySet<RunRenderer> = new Set([renderModelMaps]);

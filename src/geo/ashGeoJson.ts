@@ -2,12 +2,16 @@
  * GeoJSON (RFC 7946) of contoured ash areas, from the same steps and polygons as the KML (ashKml.ts): a
  * FeatureCollection with, per step and threshold interval, one Feature holding a MultiPolygon and the
  * band, interval, class, times and units as properties; the volcano as a Point. Exterior rings
- * counter-clockwise, holes clockwise (RFC 7946 §3.1.6), positions [lon, lat] at the KML's 4 decimals.
+ * counter-clockwise, holes clockwise (RFC 7946 §3.1.6), positions [lon, lat] at the KML's 4 decimals;
+ * a polygon across the antimeridian cut into its parts on either side, longitudes within ±180 (§3.1.9,
+ * antimeridian.ts), and the collection's bbox crossing 180° written west > east (§5.2).
  * Web map clients (Leaflet, OpenLayers, MapLibre) read it natively. Pure: identical bytes for identical input.
  *
  * @example ashAreasGeoJson({ name, band, thresholds: [0.2, 2, 4], units: "mg/m³", steps }).features[0].properties.class // "low"
  */
+import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
+import { rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
 import { formatPosition, type AshKmlInput } from "./ashKml.ts";
 import { orientRing } from "./rings.ts";
 import type { Polygon, Ring } from "./types.ts";
@@ -28,6 +32,8 @@ export interface AshGeoJson {
   band: { id: string; label: string };
   thresholds: number[];
   units: "mg/m3";
+  /** `[west, south, east, north]`, west > east across the antimeridian; absent when there is no geometry. */
+  bbox?: number[];
   features: Feature[];
 }
 
@@ -49,19 +55,30 @@ function polygonCoordinates(polygon: Polygon): number[][][] | undefined {
   return [outer, ...polygon.holes.map((hole) => roundRing(orientRing(hole, false))).filter((h): h is number[][] => h !== undefined)];
 }
 
+/** A box of the extents (unwrapped) of everything written, for the bbox. */
+function extentOf(positions: readonly number[][], extents: LatLonBoxModel[]): void {
+  const extent = unwrappedExtent(positions);
+  if (extent) extents.push(extent);
+}
+
 export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
   const classes = ashClasses(input.thresholds);
   const features: Feature[] = [];
+  const extents: LatLonBoxModel[] = [];
   if (input.volcano) {
-    features.push({ type: "Feature", geometry: { type: "Point", coordinates: [input.volcano.lon, input.volcano.lat] }, properties: { kind: "volcano", name: input.volcano.name } });
+    const at = [input.volcano.lon, input.volcano.lat];
+    extentOf([at], extents);
+    features.push({ type: "Feature", geometry: { type: "Point", coordinates: rfc7946Position(at) }, properties: { kind: "volcano", name: input.volcano.name } });
   }
   for (const step of input.steps) {
     for (const area of step.bands) {
       const polygons = area.polygons.map(polygonCoordinates).filter((p): p is number[][][] => p !== undefined);
       if (polygons.length === 0) continue;
+      for (const polygon of polygons) extentOf(polygon[0]!, extents);
       features.push({
         type: "Feature",
-        geometry: { type: "MultiPolygon", coordinates: polygons },
+        // Positions past 180° (a model grid across the antimeridian) are cut there, each side within ±180.
+        geometry: { type: "MultiPolygon", coordinates: polygons.flatMap((polygon) => rfc7946Polygon(polygon)) },
         properties: {
           kind: "ash",
           // What the field is, as the KML and the maps say it (e.g. "6-hour maximum concentration").
@@ -77,5 +94,15 @@ export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
       });
     }
   }
-  return { type: "FeatureCollection", name: input.name, quantity: input.quantity, band: { id: input.band.id, label: input.band.label }, thresholds: [...input.thresholds], units: "mg/m3", features };
+  const bbox = rfc7946Bbox(extents);
+  return {
+    type: "FeatureCollection",
+    name: input.name,
+    quantity: input.quantity,
+    band: { id: input.band.id, label: input.band.label },
+    thresholds: [...input.thresholds],
+    units: "mg/m3",
+    ...(bbox ? { bbox } : {}),
+    features,
+  };
 }

@@ -248,12 +248,21 @@ export function openApiDocument(options: { prefix?: string; accessRules?: readon
         "304": notModified,
         ...dataErrors,
       }),
-      "/resources": get("getResource", "A named resource (a KML layer per time, volcanoes.json), or the list of names", "data", {
+      "/resources": get("getResource", "A named resource (a KML layer per time and its GeoJSON twin, volcanoes.json), or the list of names", "data", {
         "200": {
           description: "The resource, or without name the list of names",
           content: {
             [JSON_TYPE]: { schema: {} },
             "application/vnd.google-earth.kml+xml;charset=UTF-8": { schema: { type: "string" } },
+            // The GeoJSON twin of a KML ash-area resource (RFC 7946: no charset parameter).
+            "application/geo+json": {
+              schema: {
+                type: "object",
+                description: "An RFC 7946 FeatureCollection: the same areas as the KML resource of the same name with .kml, longitudes within ±180 (cut at the antimeridian)",
+                required: ["type", "features"],
+                properties: { type: { const: "FeatureCollection" }, features: { type: "array", items: { type: "object" } }, bbox: { type: "array", items: { type: "number" } } },
+              },
+            },
             "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
           },
         },

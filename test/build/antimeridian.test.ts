@@ -31,14 +31,33 @@ describe("a run across the antimeridian", () => {
     const published = result.report.runs.filter((run) => run.status === "published").map((run) => run.folder).sort();
     expect(published).toEqual(["2026-01-01-pacific", "2026-01-02-atlantic"]);
     const boxes: Record<string, { west: number; east: number }> = {};
+    const runDirs: Record<string, string> = {};
     for (const dir of await readdir(path.join(root, "dist", "runs"))) {
       const model = JSON.parse(await readFile(path.join(root, "dist", "runs", dir, "model.json"), "utf8")) as { meta: { reftime: string; latlonbox: { west: number; east: number } } };
       boxes[model.meta.reftime] = model.meta.latlonbox;
+      runDirs[model.meta.reftime] = dir;
     }
     const pacific = boxes["2026-01-01T00:00:00Z"]!;
     // From about 177°E across 180° to the east of it: east < west, both within ±180.
     expect(pacific.west).toBeGreaterThan(170);
     expect(pacific.east).toBeLessThan(-170);
     expect(boxes["2026-01-02T00:00:00Z"]!.west).toBeLessThan(boxes["2026-01-02T00:00:00Z"]!.east);
+
+    // Its GeoJSON ash areas are cut at 180° (RFC 7946 §3.1.9): every longitude within ±180, parts on both
+    // sides, the bbox across the antimeridian west > east (§5.2).
+    const geojsonDir = path.join(root, "dist", "runs", runDirs["2026-01-01T00:00:00Z"]!, "geojson");
+    const wholeRun = (await readdir(geojsonDir)).filter((name) => name.endsWith(".geojson"));
+    expect(wholeRun.length).toBe(3);
+    let crossing = 0;
+    for (const name of wholeRun) {
+      const doc = JSON.parse(await readFile(path.join(geojsonDir, name), "utf8")) as { bbox?: number[]; features: Array<{ geometry: { type: string; coordinates: number[][][][] } }> };
+      const lons = doc.features.filter((f) => f.geometry.type === "MultiPolygon").flatMap((f) => f.geometry.coordinates.flat(2).map((p) => p[0]!));
+      for (const lon of lons) expect(Math.abs(lon), name).toBeLessThanOrEqual(180);
+      if (lons.some((lon) => lon > 170) && lons.some((lon) => lon < -170)) {
+        crossing++;
+        expect(doc.bbox![0]!, name).toBeGreaterThan(doc.bbox![2]!);
+      }
+    }
+    expect(crossing).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { LatLonBoxModel, RUN_TYPES } from "../../src/contract/ashModel.ts";
 import { Issues } from "../../src/build/issues.ts";
 import { kmlReader } from "../../src/build/readers/kml.ts";
+import { forecasterGeoJson } from "../../src/geo/forecasterGeoJson.ts";
 import { manifestReader } from "../../src/build/readers/manifest.ts";
 import type { InputReader, InputReading, RunInputFile } from "../../src/build/readers/types.ts";
 import { volcanoXmlReader } from "../../src/build/readers/volcanoXml.ts";
@@ -95,6 +96,12 @@ function checkReading(reading: InputReading | undefined): void {
       expect(times.every(isPublishedInstant)).toBe(true);
       expect([...new Set(times)].sort()).toEqual(times);
       if (extent) expectBox(extent);
+      // Whatever the reader takes converts to GeoJSON (the twin the build publishes): longitudes within ±180.
+      for (const time of [undefined, ...times.slice(0, 3)]) {
+        const doc = forecasterGeoJson(reading.kml.features(time));
+        expect(doc.left_out.count).toBeGreaterThanOrEqual(0);
+        for (const lon of JSON.stringify(doc.features).matchAll(/\[(-?[\d.e+-]+),-?[\d.e+-]+[,\]]/g)) expect(Math.abs(Number(lon[1]))).toBeLessThanOrEqual(180);
+      }
       return;
     }
     case "wms-capabilities": {

@@ -43,3 +43,28 @@ describe("ashAreasGeoJson", () => {
     expect(doc.quantity).toBe("6-hour maximum concentration");
   });
 });
+
+describe("ashAreasGeoJson across the antimeridian", () => {
+  // As the build gives a grid across 180°: longitudes running on past it.
+  const across: ThresholdBand = { lower: 0.2, upper: 2, polygons: [{ outer: [[179, 50], [181, 50], [181, 51], [179, 51], [179, 50]], holes: [] }] };
+  const doc = ashAreasGeoJson({
+    name: "SFC/FL200 ash areas",
+    band: { id: "fl000-200", label: "SFC/FL200" },
+    quantity: "6-hour maximum concentration",
+    thresholds: [0.2, 2, 4],
+    units: "mg/m³",
+    steps: [{ time: "2026-01-01T00:00:00Z", end: "2026-01-01T01:00:00Z", bands: [across] }],
+    volcano: { name: "Kiska", lat: 52.1, lon: 177.6 },
+  });
+
+  it("cuts a polygon crossing 180° into a MultiPolygon of one part per side, every longitude within ±180 (RFC 7946 §3.1.9)", () => {
+    expect(doc.features[1]!.geometry).toEqual({
+      type: "MultiPolygon",
+      coordinates: [[[[180, 51], [179, 51], [179, 50], [180, 50], [180, 51]]], [[[-180, 50], [-179, 50], [-179, 51], [-180, 51], [-180, 50]]]],
+    });
+  });
+
+  it("gives the collection a bbox crossing the antimeridian west > east (§5.2), the volcano inside it", () => {
+    expect(doc.bbox).toEqual([177.6, 50, -179, 52.1]);
+  });
+});

@@ -314,3 +314,84 @@ describe("rejected KML", () => {
     expect((await errors(huge)).map((i) => i.message)).toEqual(["file is 62914560 bytes, more than the 52428800 accepted"]);
   });
 });
+
+describe("features for the GeoJSON twin", () => {
+  it("reads each Placemark's name, description, time (its own, else its container's), band sources and geometry as written", async () => {
+    const kml = await readOk(await fixture(HEKLA));
+    const all = kml.features();
+    expect(all.name).toBe("Hekla ash advisory 2024-05-01 12Z (IMO & VAAC London)");
+    expect(all.leftOut).toEqual([]);
+    expect(all.placemarks).toHaveLength(10);
+    expect(all.placemarks[0]).toEqual({
+      name: "Hekla",
+      description: "Hekla, 63.98N 19.70W, summit 1491 m a.s.l. <IMO & VAAC London>",
+      containers: ["Hekla ash advisory 2024-05-01 12Z (IMO & VAAC London)"],
+      geometry: { kind: "Point", positions: [[-19.7, 63.98, 1491]] },
+    });
+    expect(all.placemarks[4]).toEqual({
+      name: "SFC/FL200",
+      time: { begin: "2024-05-01T18:00:00Z", end: "2024-05-02T00:00:00Z" },
+      extendedBand: "SFC/FL200",
+      containers: ["Forecast +6H", "Hekla ash advisory 2024-05-01 12Z (IMO & VAAC London)"],
+      geometry: { kind: "Polygon", outer: [[-19.9, 63.8, 0], [-16.8, 63.2, 0], [-16.2, 63.7, 0], [-19.5, 64.1, 0], [-19.9, 63.8, 0]], inner: [] },
+    });
+  });
+
+  it("keeps at each time the Placemarks forTime keeps, and counts there what has no GeoJSON counterpart", async () => {
+    const kml = await readOk(
+      inline(
+        kmlText(
+          "<ScreenOverlay><name>legend</name></ScreenOverlay>" +
+            "<Folder><name>Plume</name>" +
+            "<Placemark><name>from 06Z</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin></TimeSpan></Placemark>" +
+            "<Placemark><name>until 06Z</name><TimeSpan><end>2024-05-01T06:00:00Z</end></TimeSpan></Placemark>" +
+            "<Placemark><name>untimed</name><Point><coordinates>-19.7,63.98</coordinates></Point></Placemark>" +
+            "<GroundOverlay><name>satellite 09Z</name><TimeSpan><begin>2024-05-01T09:00:00Z</begin><end>2024-05-01T10:00:00Z</end></TimeSpan></GroundOverlay>" +
+            "</Folder>",
+        ),
+      ),
+    );
+    const names = (time?: string) => kml.features(time).placemarks.map((p) => p.name);
+    for (const time of ["2024-05-01T05:59:59Z", "2024-05-01T06:00:00Z", "2024-05-01T09:30:00Z"]) {
+      const kept = featureNames(kml.forTime(time)).filter((name) => !name.includes("satellite")).map((name) => name.replace("Plume > ", ""));
+      expect(names(time), time).toEqual(kept);
+    }
+    expect(kml.features("2024-05-01T09:30:00Z").leftOut).toEqual(["ScreenOverlay", "GroundOverlay"]);
+    expect(kml.features("2024-05-01T05:00:00Z").leftOut).toEqual(["ScreenOverlay"]);
+    expect(kml.features().leftOut).toEqual(["ScreenOverlay", "GroundOverlay"]);
+    expect(kml.features().placemarks[0]!.time).toEqual({ begin: "2024-05-01T06:00:00Z" });
+    expect(kml.features().placemarks[1]!.time).toEqual({ end: "2024-05-01T06:00:00Z" });
+    expect(kml.features().placemarks[2]!.time).toBeUndefined();
+  });
+
+  it("reads CDATA descriptions, SimpleData bands, MultiGeometry, inner rings and geometries with no GeoJSON counterpart", async () => {
+    const kml = await readOk(
+      inline(
+        `<kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Document><name>d</name><Folder><name>FL200-350</name>` +
+          `<Placemark><name>a</name><description><![CDATA[<b>ash</b> & steam]]></description><TimeStamp><when>2024-05-01T12:00:00+02:00</when></TimeStamp>` +
+          `<ExtendedData><SchemaData schemaUrl="#s"><SimpleData name="Band">FL350/550</SimpleData></SchemaData></ExtendedData>` +
+          `<MultiGeometry><Polygon><outerBoundaryIs><LinearRing><coordinates>0,0 1,0 1,1 0,0</coordinates></LinearRing></outerBoundaryIs>` +
+          `<innerBoundaryIs><LinearRing><coordinates>0.5,0.1 0.9,0.1 0.9,0.5</coordinates></LinearRing></innerBoundaryIs></Polygon>` +
+          `<LineString><coordinates>2,2,10 3,3,20</coordinates></LineString><gx:Track><gx:coord>1 2 3</gx:coord></gx:Track></MultiGeometry></Placemark>` +
+          `</Folder></Document></kml>`,
+      ),
+    );
+    expect(kml.features().placemarks).toEqual([
+      {
+        name: "a",
+        description: "<b>ash</b> & steam",
+        time: { when: "2024-05-01T10:00:00Z" },
+        extendedBand: "FL350/550",
+        containers: ["FL200-350", "d"],
+        geometry: {
+          kind: "MultiGeometry",
+          geometries: [
+            { kind: "Polygon", outer: [[0, 0], [1, 0], [1, 1], [0, 0]], inner: [[[0.5, 0.1], [0.9, 0.1], [0.9, 0.5]]] },
+            { kind: "LineString", positions: [[2, 2, 10], [3, 3, 20]] },
+            { kind: "other", element: "Track" },
+          ],
+        },
+      },
+    ]);
+  });
+});

@@ -20,6 +20,8 @@ import { documentAjv, type DocumentAjv } from "./documentAjv.ts";
 const PINNED = "2024-05-01T12:00:00Z";
 const LATEST = "2024-05-02T00:00:00Z";
 const KML_NAME = `${LATEST}/advisory.kml`;
+/** Its GeoJSON twin (issue 16): a resource of its own content type. */
+const GEOJSON_NAME = `${LATEST}/advisory.geojson`;
 const DOC_ID = "https://ashcast.test/openapi.json";
 
 interface MediaObject {
@@ -280,6 +282,7 @@ describe("real answers against the document", () => {
       "/resources",
       "/resources?name=volcanoes.json",
       `/resources?name=${encodeURIComponent(KML_NAME)}`,
+      `/resources?name=${encodeURIComponent(GEOJSON_NAME)}`,
       "/changelog",
       "/healthz",
       "/doc/TermsOfService",

@@ -37,6 +37,7 @@ const LATEST = "2024-05-02T00:00:00Z";
 const BROKEN_FOLDER = "2024-05-03-broken";
 const JSON_TYPE = "application/json;charset=UTF-8";
 const KML_TYPE = "application/vnd.google-earth.kml+xml;charset=UTF-8";
+const GEOJSON_TYPE = "application/geo+json";
 
 const sites: Site[] = [];
 const servers: RunningServer[] = [];
@@ -268,19 +269,48 @@ describe("/resources", () => {
     }
   });
 
-  it("with a name serves that resource, KML with the KML content type", async () => {
+  it("with a name serves that resource, KML with the KML content type, GeoJSON with application/geo+json", async () => {
     const names = Object.keys(published.resources);
     for (const name of names) {
       const key = published.resources[name]!;
       const res = await http(main, `/resources?name=${encodeURIComponent(name)}`);
       const kml = name.endsWith(".kml");
+      const geojson = name.endsWith(".geojson");
       const tags = name === "volcanoes.json" ? "resource:volcanoes.json" : `run:${name.slice(0, 20)} resource:${name}`;
       const artefact = published.artefact(key);
       const vary = artefact.gzip || artefact.br ? "Accept-Encoding" : undefined;
-      expectArtefactHeaders(res, key, { maxAge: 300, vary, contentType: kml ? KML_TYPE : JSON_TYPE, tags });
+      expectArtefactHeaders(res, key, { maxAge: 300, vary, contentType: kml ? KML_TYPE : geojson ? GEOJSON_TYPE : JSON_TYPE, tags });
       expect(res.body.equals(await published.body(key)), name).toBe(true);
       if (kml) expect(XMLValidator.validate(res.text())).toBe(true);
+      else if (geojson) expect(res.json()).toMatchObject({ type: "FeatureCollection", source: "forecaster" });
       else expect(Array.isArray(res.json())).toBe(true);
+    }
+  });
+
+  it("every forecaster KML resource has a GeoJSON twin, listed beside it and served alike: validators, 304, gzip and brotli", async () => {
+    const names = (await http(main, "/resources")).json() as string[];
+    const kml = names.filter((name) => name.endsWith(".kml"));
+    expect(kml.length).toBeGreaterThan(1);
+    expect(names.filter((name) => name.endsWith(".geojson")).sort()).toEqual(kml.map((name) => name.replace(/\.kml$/, ".geojson")).sort());
+    for (const name of kml.map((kmlName) => kmlName.replace(/\.kml$/, ".geojson"))) {
+      const key = published.resources[name]!;
+      const artefact = published.artefact(key);
+      // Precompressed at build time like the KML beside it.
+      expect(artefact.gzip, name).toBeDefined();
+      expect(artefact.br, name).toBeDefined();
+      for (const encoding of ["gzip", "br"] as const) {
+        const res = await http(main, `/resources?name=${encodeURIComponent(name)}`, { headers: { "accept-encoding": encoding } });
+        expectArtefactHeaders(res, key, { maxAge: 300, vary: "Accept-Encoding", contentType: GEOJSON_TYPE, tags: `run:${name.slice(0, 20)} resource:${name}`, encoding });
+        expect(header(res, "content-encoding")).toBe(encoding);
+      }
+      const first = await http(main, `/resources?name=${encodeURIComponent(name)}`);
+      const again = await http(main, `/resources?name=${encodeURIComponent(name)}`, { headers: { "if-none-match": header(first, "etag") } });
+      expect(again.status, name).toBe(304);
+      // The same Placemarks as the KML resource of the same name: per time, only those valid then.
+      const kmlText = (await http(main, `/resources?name=${encodeURIComponent(name.replace(/\.geojson$/, ".kml"))}`)).text();
+      const placemarks = [...kmlText.matchAll(/<Placemark>\s*<name>([^<]*)<\/name>/g)].map((match) => match[1]);
+      const doc = first.json() as { features: Array<{ properties: { name: string } }> };
+      expect(doc.features.map((feature) => feature.properties.name), name).toEqual(placemarks);
     }
   });
 

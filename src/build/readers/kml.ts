@@ -1,9 +1,11 @@
 /**
- * Reads a forecaster's KML: its name, the times it holds, the extent of its coordinates, and a split
- * by time so that each published timestep serves only the features valid then.
+ * Reads a forecaster's KML: its name, the times it holds, the extent of its coordinates, a split by time
+ * so that each published timestep serves only the features valid then, and its Placemarks as read for
+ * the GeoJSON twin (src/geo/forecasterGeoJson.ts), split by time the same way.
  */
 import { XMLBuilder } from "fast-xml-parser";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
+import type { KmlGeometry, KmlPlacemark, KmlTime } from "../../geo/forecasterGeoJson.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
 import { parseUntrustedXml, XmlInputError } from "../../xml/safeXml.ts";
 import type { Issues } from "../issues.ts";
@@ -16,6 +18,9 @@ const FILE_FIX = "export the KML again as plain KML 2.2: well-formed XML without
 const TIME_FIX = "write the time as an ISO 8601 date-time with its zone, e.g. 2024-05-01T12:00:00Z";
 const COORDINATES_FIX = "write each position as lon,lat or lon,lat,alt in decimal degrees (longitude -180 to 180, latitude -90 to 90), positions separated by spaces";
 const FEATURES = new Set(["Placemark", "Folder", "Document", "GroundOverlay", "ScreenOverlay", "PhotoOverlay", "NetworkLink"]);
+/** Features with no GeoJSON counterpart: left out of the twin, and counted. */
+const NOT_GEOJSON = new Set(["GroundOverlay", "ScreenOverlay", "PhotoOverlay", "NetworkLink"]);
+const GEOMETRIES = new Set(["Point", "LineString", "LinearRing", "Polygon", "MultiGeometry", "Model", "Track", "MultiTrack"]);
 /** A broken export repeats one mistake thousands of times: list the first ones, count the rest. */
 const MAX_LISTED_PROBLEMS = 20;
 
@@ -39,6 +44,8 @@ interface Scan {
   times: Set<string>;
   /** Keyed by the TimeSpan or TimeStamp node, so forTime finds a feature's own time among its children. */
   validity: Map<OrderedNode, ValidAt>;
+  /** The instants of each TimeSpan or TimeStamp node, as published. */
+  instants: Map<OrderedNode, KmlTime>;
   extent: Extent;
   problems: Problem[];
 }
@@ -65,7 +72,7 @@ export const kmlReader: InputReader = {
       issues.error(file.displayPath, `root element is <${root ? tagOf(root) : ""}>, expected <kml>`, `save the file as KML 2.2, whose root is <kml xmlns="${KML_NAMESPACE}">`);
       return undefined;
     }
-    const scan: Scan = { times: new Set(), validity: new Map(), extent: new Extent(), problems: [] };
+    const scan: Scan = { times: new Set(), validity: new Map(), instants: new Map(), extent: new Extent(), problems: [] };
     walk(root, "kml", scan);
     for (const problem of scan.problems.slice(0, MAX_LISTED_PROBLEMS)) issues.error(file.displayPath, problem.message, problem.fix, problem.field);
     if (scan.problems.length > MAX_LISTED_PROBLEMS) {
@@ -78,13 +85,24 @@ export const kmlReader: InputReader = {
       issues.warning(file.displayPath, "the KML has no coordinates, so it adds nothing to the run's extent", "check that its placemarks carry their geometry (nothing to do if it only holds overlays or links)");
     }
     const name = scan.documentName ?? scan.folderName;
-    const { validity } = scan;
+    const { validity, instants } = scan;
+    let found: FoundFeature[] | undefined;
     const kml: KmlDocument = {
       ...(name === undefined ? {} : { name }),
       times: [...scan.times].sort(),
       ...(extent ? { extent } : {}),
       whole,
       forTime: (time: string) => kmlAt(root, validity, time),
+      features: (time?: string) => {
+        found ??= findFeatures(root, validity, instants);
+        const t = time === undefined ? undefined : instantOf(time);
+        const valid = t === undefined ? found : found.filter((feature) => feature.validity.every((validAt) => validAt(t)));
+        return {
+          ...(name === undefined ? {} : { name }),
+          placemarks: valid.flatMap((feature) => (typeof feature.feature === "string" ? [] : [feature.feature])),
+          leftOut: valid.flatMap((feature) => (typeof feature.feature === "string" ? [feature.feature] : [])),
+        };
+      },
     };
     return { kind: "kml", file, kml };
   },
@@ -119,6 +137,7 @@ function readTimeStamp(node: OrderedNode, children: OrderedNode[], path: string,
   if (when === undefined) return;
   scan.times.add(formatInstant(when));
   scan.validity.set(node, (t) => t === when);
+  scan.instants.set(node, { when: formatInstant(when) });
 }
 
 function readTimeSpan(node: OrderedNode, children: OrderedNode[], path: string, scan: Scan): void {
@@ -129,6 +148,7 @@ function readTimeSpan(node: OrderedNode, children: OrderedNode[], path: string, 
     scan.problems.push({ field: `${path}/end`, message: `the TimeSpan ends (${formatInstant(end)}) before it begins (${formatInstant(begin)})`, fix: "give the end of the TimeSpan after its begin" });
   }
   scan.validity.set(node, (t) => (begin === undefined || begin <= t) && (end === undefined || t < end));
+  scan.instants.set(node, { ...(begin === undefined ? {} : { begin: formatInstant(begin) }), ...(end === undefined ? {} : { end: formatInstant(end) }) });
 }
 
 /** The instant in child `name` to the whole second, as published; undefined when absent or unparseable (reported). */
@@ -157,11 +177,16 @@ function readCoordinates(text: string, path: string, scan: Scan): void {
   }
 }
 
-/** The document with only the features valid at `time` (see KmlDocument.forTime). */
-function kmlAt(root: OrderedNode, validity: ReadonlyMap<OrderedNode, ValidAt>, time: string): Buffer {
+/** An instant to the whole second, as validity functions take it. */
+function instantOf(time: string): number {
   const ms = parseInstant(time);
   if (ms === undefined) throw new RangeError(`forTime needs an ISO 8601 instant, got "${time}"`);
-  const t = wholeSecond(ms);
+  return wholeSecond(ms);
+}
+
+/** The document with only the features valid at `time` (see KmlDocument.forTime). */
+function kmlAt(root: OrderedNode, validity: ReadonlyMap<OrderedNode, ValidAt>, time: string): Buffer {
+  const t = instantOf(time);
   const keep = (nodes: OrderedNode[]): OrderedNode[] =>
     nodes.flatMap((node) => {
       const tag = tagOf(node);
@@ -176,6 +201,97 @@ function kmlAt(root: OrderedNode, validity: ReadonlyMap<OrderedNode, ValidAt>, t
   // Prefixes were stripped on parsing, so the root declares only the KML namespace.
   const body = BUILDER.build([{ kml: keep(childrenOf(root)), ":@": { "@_xmlns": KML_NAMESPACE } }]) as string;
   return Buffer.from(`${XML_DECLARATION}\n${body.trim()}\n`, "utf8");
+}
+
+/** A Placemark as read, or the element name of a feature with no GeoJSON counterpart; valid when all of `validity` hold (its own time and its containers'). */
+interface FoundFeature {
+  feature: KmlPlacemark | string;
+  validity: ValidAt[];
+}
+
+/**
+ * The features of a checked document in document order, through Documents and Folders as forTime walks
+ * them: a feature is kept at a time when its own time primitive and every container's hold it.
+ */
+function findFeatures(root: OrderedNode, validity: ReadonlyMap<OrderedNode, ValidAt>, instants: ReadonlyMap<OrderedNode, KmlTime>): FoundFeature[] {
+  const found: FoundFeature[] = [];
+  const visit = (nodes: OrderedNode[], containers: string[], chain: ValidAt[], inherited: KmlTime | undefined): void => {
+    for (const node of nodes) {
+      const tag = tagOf(node);
+      if (tag === undefined || !FEATURES.has(tag)) continue;
+      const children = childrenOf(node);
+      const own = children.find((child) => validity.has(child));
+      const ownChain = own ? [...chain, validity.get(own)!] : chain;
+      const time = (own && instants.get(own)) ?? inherited;
+      if (tag === "Document" || tag === "Folder") {
+        const name = childText(children, "name")?.trim();
+        visit(children, name ? [name, ...containers] : containers, ownChain, time);
+      } else if (tag === "Placemark") {
+        found.push({ feature: placemarkOf(children, containers, time), validity: ownChain });
+      } else if (NOT_GEOJSON.has(tag)) {
+        found.push({ feature: tag, validity: ownChain });
+      }
+    }
+  };
+  visit(childrenOf(root), [], [], undefined);
+  return found;
+}
+
+function placemarkOf(children: OrderedNode[], containers: string[], time: KmlTime | undefined): KmlPlacemark {
+  const name = childText(children, "name");
+  const description = childText(children, "description");
+  const extendedBand = bandData(children.find((child) => tagOf(child) === "ExtendedData"));
+  const geometryNode = children.find((child) => GEOMETRIES.has(tagOf(child) ?? ""));
+  return {
+    ...(name === undefined ? {} : { name }),
+    ...(description === undefined ? {} : { description }),
+    ...(time ? { time } : {}),
+    ...(extendedBand === undefined ? {} : { extendedBand }),
+    containers,
+    ...(geometryNode ? { geometry: geometryOf(geometryNode) } : {}),
+  };
+}
+
+/** The value of ExtendedData's Data (or SchemaData's SimpleData) named `band`, in any case. */
+function bandData(extendedData: OrderedNode | undefined): string | undefined {
+  if (!extendedData) return undefined;
+  const named = (node: OrderedNode): boolean => /^band$/i.test(String((node[":@"] as Record<string, unknown> | undefined)?.["@_name"] ?? ""));
+  for (const child of childrenOf(extendedData)) {
+    const tag = tagOf(child);
+    if (tag === "Data" && named(child)) return childText(childrenOf(child), "value") ?? "";
+    if (tag === "SchemaData") {
+      const simple = childrenOf(child).find((node) => tagOf(node) === "SimpleData" && named(node));
+      if (simple) return textOf(childrenOf(simple));
+    }
+  }
+  return undefined;
+}
+
+function geometryOf(node: OrderedNode): KmlGeometry {
+  const tag = tagOf(node)!;
+  const children = childrenOf(node);
+  switch (tag) {
+    case "Point":
+    case "LineString":
+    case "LinearRing":
+      return { kind: tag, positions: positionsOf(children) };
+    case "Polygon": {
+      const rings = (boundary: string): OrderedNode[] =>
+        children.filter((child) => tagOf(child) === boundary).flatMap((child) => childrenOf(child).filter((ring) => tagOf(ring) === "LinearRing"));
+      const outer = rings("outerBoundaryIs")[0];
+      return { kind: "Polygon", ...(outer ? { outer: positionsOf(childrenOf(outer)) } : {}), inner: rings("innerBoundaryIs").map((ring) => positionsOf(childrenOf(ring))) };
+    }
+    case "MultiGeometry":
+      return { kind: "MultiGeometry", geometries: children.filter((child) => GEOMETRIES.has(tagOf(child) ?? "")).map(geometryOf) };
+    default:
+      return { kind: "other", element: tag };
+  }
+}
+
+/** The positions of a geometry's `coordinates`, as written (checked by readCoordinates: strict decimals, 2 or 3 each). */
+function positionsOf(children: OrderedNode[]): number[][] {
+  const text = childText(children, "coordinates") ?? "";
+  return text.split(/\s+/).filter(Boolean).map((tuple) => tuple.split(",").map(Number));
 }
 
 /** Bounding box of positions; it crosses the antimeridian (east < west) when that box is narrower. */

@@ -5,6 +5,7 @@
  * (NetCDF model output came that way: readers/modelOutput.ts).
  */
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
+import type { KmlFeatures } from "../../geo/forecasterGeoJson.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
 import type { FieldMeaning } from "../../model/fieldMeaning.ts";
 import type { FlightLevelBand, ModelOutput } from "../../model/types.ts";
@@ -60,6 +61,11 @@ export interface KmlDocument {
    * Deterministic bytes.
    */
   forTime(time: string): Buffer;
+  /**
+   * The Placemarks, and the features with no GeoJSON counterpart, that forTime(time) keeps (all of them
+   * without a time), in document order, as read for the GeoJSON twin.
+   */
+  features(time?: string): KmlFeatures;
 }
 
 export interface WmsCapabilitiesLayer {
