@@ -1,9 +1,10 @@
 # Varnish in front of ashcast (Varnish 7.1+, vmod xkey from varnish-modules).
 #
 # The addresses are in ashcast-origin.vcl beside this file (origins and who may purge); this file needs no
-# edit. Run: varnishd -a :6081 -f /etc/varnish/ashcast.vcl -p default_grace=60 -s malloc,256m
-# (README.md, "Deploying behind a CDN"). Everything here follows the origin's headers: Cache-Control
-# (s-maxage for us), Vary, ETag and the cache tags in `xkey`; nothing in this file knows a lifetime.
+# edit. Run: varnishd -a :6081 -f /etc/varnish/ashcast.vcl -p default_grace=60 -s malloc,256m -p vsl_mask=...
+# (the whole command and the log mask's value: README.md, "Deploying behind a CDN"). Everything here follows
+# the origin's headers: Cache-Control (s-maxage for us), Vary, ETag and the cache tags in `xkey`; nothing in
+# this file knows a lifetime.
 vcl 4.1;
 
 import directors;
