@@ -18,7 +18,6 @@ import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representatio
 import { selectRun } from "./select.ts";
 import { cacheControl } from "./cachePolicy.ts";
 
-const tagHeaders = (tags: string): Record<string, string> => Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]));
 
 /** Made once per run and per tag list rather than per request (a published run's dates never change). */
 const datesOfRun = new WeakMap<PublishedRun, { modifiedMs: number; lastModified: string }>();
@@ -35,7 +34,7 @@ function policyTagHeaders(tags: string): Record<string, string> {
   let headers = headersOfTags.get(tags);
   if (headers === undefined) {
     if (headersOfTags.size >= 1024) headersOfTags.clear();
-    headersOfTags.set(tags, (headers = tagHeaders(tags)));
+    headersOfTags.set(tags, (headers = Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]))));
   }
   return headers;
 }
@@ -80,7 +79,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   const run = selectRun(context.current(), reftimes, context.base);
   if (run === undefined) {
     const nothing = context.representations.policies.nothingPublished;
-    return { status: 204, headers: { "cache-control": cacheControl(nothing), expires: context.representations.expiresIn(nothing.seconds), ...tagHeaders(nothing.tags), ...CORS_HEADERS }, body: undefined };
+    return { status: 204, headers: { "cache-control": cacheControl(nothing), expires: context.representations.expiresIn(nothing.seconds), ...policyTagHeaders(nothing.tags), ...CORS_HEADERS }, body: undefined };
   }
   if ("kind" in run) return problem(run.status, run.detail);
 

@@ -64,6 +64,15 @@ function expectWellFormedKml(kml: Buffer): void {
   expect(XMLValidator.validate(text)).toBe(true);
 }
 
+/** An untimed Folder with open-ended spans, an untimed Placemark and a timed overlay (forTime and features both read it). */
+const PLUME_FOLDER =
+  "<Folder><name>Plume</name>" +
+  "<Placemark><name>from 06Z</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin></TimeSpan></Placemark>" +
+  "<Placemark><name>until 06Z</name><TimeSpan><end>2024-05-01T06:00:00Z</end></TimeSpan></Placemark>" +
+  "<Placemark><name>untimed</name><Point><coordinates>-19.7,63.98</coordinates></Point></Placemark>" +
+  "<GroundOverlay><name>satellite 09Z</name><TimeSpan><begin>2024-05-01T09:00:00Z</begin><end>2024-05-01T10:00:00Z</end></TimeSpan></GroundOverlay>" +
+  "</Folder>";
+
 describe("kmlReader.accepts", () => {
   it("takes .kml in any case and nothing else", () => {
     const accepts = (name: string) => kmlReader.accepts(inline("", name), Buffer.alloc(0));
@@ -170,12 +179,7 @@ describe("time-filtered KML", () => {
     const kml = await readOk(
       inline(
         kmlText(
-          "<Folder><name>Plume</name>" +
-            "<Placemark><name>from 06Z</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin></TimeSpan></Placemark>" +
-            "<Placemark><name>until 06Z</name><TimeSpan><end>2024-05-01T06:00:00Z</end></TimeSpan></Placemark>" +
-            "<Placemark><name>untimed</name><Point><coordinates>-19.7,63.98</coordinates></Point></Placemark>" +
-            "<GroundOverlay><name>satellite 09Z</name><TimeSpan><begin>2024-05-01T09:00:00Z</begin><end>2024-05-01T10:00:00Z</end></TimeSpan></GroundOverlay>" +
-            "</Folder>",
+          PLUME_FOLDER,
         ),
       ),
     );
@@ -341,13 +345,7 @@ describe("features for the GeoJSON twin", () => {
     const kml = await readOk(
       inline(
         kmlText(
-          "<ScreenOverlay><name>legend</name></ScreenOverlay>" +
-            "<Folder><name>Plume</name>" +
-            "<Placemark><name>from 06Z</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin></TimeSpan></Placemark>" +
-            "<Placemark><name>until 06Z</name><TimeSpan><end>2024-05-01T06:00:00Z</end></TimeSpan></Placemark>" +
-            "<Placemark><name>untimed</name><Point><coordinates>-19.7,63.98</coordinates></Point></Placemark>" +
-            "<GroundOverlay><name>satellite 09Z</name><TimeSpan><begin>2024-05-01T09:00:00Z</begin><end>2024-05-01T10:00:00Z</end></TimeSpan></GroundOverlay>" +
-            "</Folder>",
+          "<ScreenOverlay><name>legend</name></ScreenOverlay>" + PLUME_FOLDER,
         ),
       ),
     );
