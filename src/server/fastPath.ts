@@ -115,7 +115,8 @@ export function createFastPath(options: {
     }
     const headers = reply.body === undefined || "content-length" in reply.headers ? reply.headers : { ...reply.headers, "content-length": String(Buffer.byteLength(reply.body)) };
     res.writeHead(reply.status, headers);
-    res.end(method === "HEAD" ? undefined : reply.body);
+    if (method === "HEAD" || reply.body === undefined) res.end();
+    else res.end(reply.body, reply.ascii ? "latin1" : "utf8");
     answered++;
     return true;
   }

@@ -9,7 +9,7 @@ import { blockCount, decodeCellSeries, openPointGrid, type OpenedPointGrid, type
 import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
 import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
-import { bandName } from "./pointQuery.ts";
+import { bandName, type AnswerText } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
@@ -25,11 +25,13 @@ const DECODED_SLOTS = 256;
 /** Run directories whose grid files the store remembers (cleared when full). */
 const MAX_RUNS_REMEMBERED = 10_000;
 /**
- * /point answers the store keeps (by ETag, for places asked for again): few, because under
- * queries at random places every entry is garbage soon, and entries that outlive two young-generation collections
- * are promoted: with 512 answers the heap grew by 150 MB in 20 s of random queries.
+ * Recent /point answers kept (up to 21 KB each for 3 bands × 72 steps), in slots chosen by their ETag, for
+ * places asked for again. Few, and plain arrays, not a Map: answers put into a Map (which lives in the old
+ * generation) stayed reachable through its table after they were replaced, so every young-generation
+ * collection promoted megabytes of them and V8 ran a full collection several times a second under random
+ * places (docs/benchmarks.md, "Point and route queries").
  */
-const MAX_ANSWERS = 32;
+const ANSWER_SLOTS = 32;
 
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
@@ -37,7 +39,10 @@ const NO_ASH = new Map<number, Uint16Array>();
 /** UTF-8 pieces of a grid's /point answers: per step `{"time":"…","value":` and the whole step without ash, per band the series' head, per class the step's tail. */
 export interface AnswerParts {
   stepHeads: Buffer[];
-  noAshSteps: Buffer[];
+  /** Every step without ash, comma-separated: a run of such steps is one slice of it. */
+  noAshSteps: Buffer;
+  /** Where step t starts in noAshSteps (one more entry: the length plus one, as if a comma followed). */
+  noAshStarts: Uint32Array;
   seriesHeads: Buffer[];
   /** `,"class":"none"}` first, then each class in order. */
   classTails: Buffer[];
@@ -59,7 +64,6 @@ export class ServedGrid {
   readonly #slotKeys = new Float64Array(DECODED_SLOTS).fill(-1);
   readonly #slotCodes: Uint16Array;
   #jsonParts: AnswerParts | undefined;
-  readonly #noAshTexts: Buffer[] = [];
   /** placeSeries' answer when it combines several cells (valid until the next call). */
   readonly #placeCodes: Uint16Array;
   /** Per class, the lowest code that reads at or above its lower bound. */
@@ -95,7 +99,7 @@ export class ServedGrid {
       const stepHeads = header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`);
       this.#jsonParts = {
         stepHeads: stepHeads.map(utf8),
-        noAshSteps: stepHeads.map((head) => utf8(`${head}0,"class":"none"}`)),
+        ...noAshSteps(stepHeads.map((head) => utf8(`${head}0,"class":"none"}`))),
         seriesHeads: header.bands.map((band) => {
           return utf8(`{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`);
         }),
@@ -103,15 +107,6 @@ export class ServedGrid {
       };
     }
     return this.#jsonParts;
-  }
-
-  /** Per band, the answer's steps of a series without ash (written once, by src/server/pointQuery.ts). */
-  noAshSeries(band: number): Buffer | undefined {
-    return this.#noAshTexts[band];
-  }
-
-  rememberNoAshSeries(band: number, steps: Buffer): void {
-    this.#noAshTexts[band] = steps;
   }
 
   /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
@@ -195,10 +190,24 @@ export class ServedGrid {
   }
 }
 
+function noAshSteps(steps: Buffer[]): Pick<AnswerParts, "noAshSteps" | "noAshStarts"> {
+  const noAshStarts = new Uint32Array(steps.length + 1);
+  for (let t = 0; t < steps.length; t++) noAshStarts[t + 1] = noAshStarts[t]! + steps[t]!.length + 1;
+  const comma = Buffer.from(",");
+  return { noAshSteps: Buffer.concat(steps.flatMap((step, t) => (t ? [comma, step] : [step]))), noAshStarts };
+}
+
 function noAsh(steps: number): Uint16Array {
   let codes = NO_ASH.get(steps);
   if (codes === undefined) NO_ASH.set(steps, (codes = new Uint16Array(steps)));
   return codes;
+}
+
+/** An ETag's slot (a /point ETag ends in the query: its last characters spread it). */
+function answerSlot(etag: string): number {
+  let hash = 0;
+  for (let i = Math.max(0, etag.length - 24); i < etag.length; i++) hash = (Math.imul(hash, 31) + etag.charCodeAt(i)) | 0;
+  return (hash ^ (hash >>> 7)) & (ANSWER_SLOTS - 1);
 }
 
 export interface PointGridStoreOptions {
@@ -222,7 +231,8 @@ export class PointGridStore {
   readonly #grids = new Map<string, ServedGrid>();
   readonly #loading = new Map<string, Promise<ServedGrid>>();
   /** The same place asked for again is sent without a look-up (an airport, a volcano). */
-  readonly #answers = new Map<string, Buffer>();
+  readonly #answerTags: Array<string | undefined> = new Array(ANSWER_SLOTS).fill(undefined);
+  readonly #answerTexts: Array<AnswerText | undefined> = new Array(ANSWER_SLOTS).fill(undefined);
   readonly #maxGridBytes: number;
   #gridBytes = 0;
   /** The grids' stored bodies by run directory (immutable, named by input hash, shared by releases). */
@@ -269,14 +279,15 @@ export class PointGridStore {
   }
 
   /** A /point answer given lately, by its ETag (which names the run's content and the query). */
-  answer(etag: string): Buffer | undefined {
-    return this.#answers.get(etag);
+  answer(etag: string): AnswerText | undefined {
+    const slot = answerSlot(etag);
+    return this.#answerTags[slot] === etag ? this.#answerTexts[slot] : undefined;
   }
 
-  rememberAnswer(etag: string, body: Buffer): void {
-    // At most MAX_ANSWERS (up to 21 KB each for 3 bands × 72 steps), cleared when full.
-    if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
-    this.#answers.set(etag, body);
+  rememberAnswer(etag: string, body: AnswerText): void {
+    const slot = answerSlot(etag);
+    this.#answerTags[slot] = etag;
+    this.#answerTexts[slot] = body;
   }
 
   /** Bytes of grids held now. */

@@ -48,7 +48,7 @@ function valueBytes(code: number): Buffer {
 const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
 
 /**
- * Answers are written into one buffer and copied out once: an answer of 3 bands × 72 steps is 216 step
+ * Answers are written into one buffer and read out once: an answer of 3 bands × 72 steps is 216 step
  * objects, and building them as strings (then encoding them) cost more than the rest of a request.
  */
 class AnswerWriter {
@@ -76,45 +76,61 @@ class AnswerWriter {
     this.at += length;
   }
 
+  /** Bytes `start` to `end` of a piece, copied without a view of them. */
+  slice(piece: Buffer, start: number, end: number): void {
+    this.#room(end - start);
+    this.at += piece.copy(this.#bytes, this.at, start, end);
+  }
+
   text(text: string): void {
     this.#room(text.length * 3);
     this.at += this.#bytes.write(text, this.at, "utf8");
   }
 
-  /** The bytes from `start` on, copied. */
-  copy(start = 0): Buffer {
-    const copied = Buffer.allocUnsafe(this.at - start);
-    this.#bytes.copy(copied, 0, start, this.at);
-    return copied;
+  /**
+   * The answer as a string, with its length in UTF-8 bytes. A string lives in V8's young generation and
+   * node:http writes it from the stack; a 13 KB Buffer per answer is memory outside the heap, and at
+   * thousands of answers a second V8 ran a full mark-compact every few hundred milliseconds to free them
+   * (the p99 of /point; docs/benchmarks.md, "Point and route queries").
+   */
+  answer(): AnswerText {
+    return { text: this.#bytes.toString("utf8", 0, this.at), bytes: this.at };
   }
 }
 const writer = new AnswerWriter();
 
-/** The steps of a series (without the brackets); a series without ash, most of a domain most of the time, from the grid's memory. */
-function writeAllSteps(grid: ServedGrid, band: number, codes: Uint16Array): void {
-  let any = 0;
-  for (let t = 0; t < codes.length; t++) any |= codes[t]!;
-  const known = any === 0 ? grid.noAshSeries(band) : undefined;
-  if (known !== undefined) return writer.bytes(known);
-  const start = writer.at;
-  for (let t = 0; t < codes.length; t++) {
+/** A /point answer: the JSON text and its length in UTF-8 bytes (Content-Length). */
+export interface AnswerText {
+  text: string;
+  bytes: number;
+}
+
+/** The steps of a series (without the brackets): each run of steps without ash (most of a domain most of the time) is one copy. */
+function writeAllSteps(grid: ServedGrid, codes: Uint16Array): void {
+  const parts = grid.jsonParts;
+  const steps = codes.length;
+  for (let t = 0; t < steps; ) {
     if (t) writer.bytes(COMMA);
-    writeStep(grid, t, codes[t]!);
+    if (codes[t] === 0) {
+      let end = t + 1;
+      while (end < steps && codes[end] === 0) end++;
+      writer.slice(parts.noAshSteps, parts.noAshStarts[t]!, parts.noAshStarts[end]! - 1);
+      t = end;
+    } else writeStep(grid, t, codes[t++]!);
   }
-  if (any === 0) grid.rememberNoAshSeries(band, writer.copy(start));
 }
 const COMMA = Buffer.from(",", "latin1");
 
 function writeStep(grid: ServedGrid, t: number, code: number): void {
   const parts = grid.jsonParts;
-  if (code === 0) return writer.bytes(parts.noAshSteps[t]!);
+  if (code === 0) return writer.slice(parts.noAshSteps, parts.noAshStarts[t]!, parts.noAshStarts[t + 1]! - 1);
   writer.bytes(parts.stepHeads[t]!);
   writer.bytes(valueBytes(code));
   writer.bytes(code === MISSING_CODE ? MISSING_TAIL : parts.classTails[grid.classIndexOf(code)]!);
 }
 
 /** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once. */
-export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): Buffer | QueryProblem {
+export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
   if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to query (its ash areas are forecasters' drawings); use /resources for them` };
   const outside: string[] = [];
   let inForecast = false;
@@ -135,7 +151,7 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
       if (answered++) writer.bytes(COMMA);
       writer.bytes(grid.jsonParts.seriesHeads[b]!);
       writer.text(where);
-      if (!time) writeAllSteps(grid, b, grid.placeSeries(b, place));
+      if (!time) writeAllSteps(grid, grid.placeSeries(b, place));
       else if (step !== -1) writeStep(grid, step, grid.placeCode(b, place, step));
       writer.text("]}");
     }
@@ -149,5 +165,5 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
     return { kind: "problem", status: 422, detail: `time ${time.iso} is outside the forecast of run ${reftime} (${spans}); leave time out for every step` };
   }
   writer.text(`],"outside":[${outside.join(",")}]}`);
-  return writer.copy();
+  return writer.answer();
 }

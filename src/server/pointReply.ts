@@ -1,17 +1,16 @@
 /**
  * GET /point as a plain reply (status, headers, body), shared by the Hono route and the node fast path:
- * parameters checked, the run selected, validators compared (the ETag is made from the run's content hash
+ * parameters checked, the run selected, validators compared (the ETag is made of the run's content hash
  * and the query, so a 304 costs no look-up), then the answer from the run's grids. Synchronous when the
  * run's artefact list and grids are in memory; a promise otherwise (the fast path then leaves the request
  * to the app, which waits).
  */
-import { hash } from "node:crypto";
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
-import { answerPoint, coordinateParameter, timeParameter } from "./pointQuery.ts";
+import { answerPoint, coordinateParameter, timeParameter, type AnswerText } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
@@ -44,6 +43,8 @@ export interface Reply {
   headers: Record<string, string>;
   /** Undefined for 204 and 304. */
   body: Buffer | string | undefined;
+  /** The body is a string of ASCII only: written as latin1, it is the same bytes, copied rather than encoded. */
+  ascii?: boolean;
 }
 
 export interface PointContext {
@@ -86,7 +87,8 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
   const { modifiedMs, lastModified } = runDates(run);
-  const etag = `"${hash("sha256", `${run.contentSha256}|${lat}|${lon}|${time?.iso ?? ""}`, "base64url").slice(0, 27)}"`;
+  // The run's content and the query itself, as they are (no hashing per request): a run changed gives new tags.
+  const etag = `"${run.contentSha256.slice(0, 20)}:${lat}:${lon}${time ? `:${time.ms}` : ""}"`;
   const headers: Record<string, string> = {
     etag,
     "last-modified": lastModified,
@@ -99,12 +101,12 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
     request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
   if (notModified) return { status: 304, headers, body: undefined };
 
-  const ok = (body: Buffer): Reply => ({ status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(body.length) }, body });
+  const ok = (answer: AnswerText): Reply => ({ status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.bytes) }, body: answer.text, ascii: answer.text.length === answer.bytes });
   const known = context.grids.answer(etag);
   if (known !== undefined) return ok(known);
   const finish = (grids: readonly ServedGrid[]): Reply => {
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
-    if (!Buffer.isBuffer(answer)) return problem(answer.status, answer.detail);
+    if ("kind" in answer) return problem(answer.status, answer.detail);
     context.grids.rememberAnswer(etag, answer);
     return ok(answer);
   };

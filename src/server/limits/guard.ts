@@ -40,7 +40,7 @@ export interface GuardOptions {
 const KEY_AGENT_CHARS = 200;
 const ORIGIN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 /** Public GETs recognised without normalising the path (the hot routes). */
-const HOT_DATA_PATHS = ["/", "/.json", "/.png", "/reftimes", "/resources", "/changelog", "/healthz"];
+const HOT_DATA_PATHS = ["/", "/.json", "/.png", "/reftimes", "/resources", "/changelog", "/healthz", "/point"];
 const CORS = { "access-control-allow-origin": "*", "access-control-expose-headers": "Retry-After, RateLimit, RateLimit-Policy" } as const;
 
 export function createTrafficGuard(options: GuardOptions): TrafficGuard {
