@@ -25,9 +25,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeDocsSection } from "../docsSection.ts";
-import { encodeBlocks, stepCodes } from "../../src/build/pointGrids.ts";
-import { blockCount, decodeCellSeries, openPointGrid } from "../../src/contract/pointGrid.ts";
-import { decodeConcentration } from "../../src/formats/concentrationCodes.ts";
+import { PointGridRecorder } from "../../src/build/pointGrids.ts";
+import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import { RunArtefacts } from "../../src/contract/releaseIndex.ts";
 import { PointGridStore } from "../../src/server/pointGrids.ts";
@@ -221,42 +220,29 @@ async function buildCost(runs: string): Promise<BuildResult> {
   const grid = readdirSync(path.join(dist, "runs", runDir, "grids"))[0]!;
   const gridBytes = statSync(path.join(dist, "runs", runDir, "grids", grid)).size;
 
-  // The grid's own work, on one thread: coding every value of the 216 fields (stepCodes) and writing the
-  // blocks of each band (encodeBlocks), from fields rebuilt out of the grid just built. The build does this
-  // in its step workers beside the contouring; done serially here, it is an upper bound of what it adds.
-  const opened = openPointGrid(readFileSync(path.join(dist, "runs", runDir, "grids", grid)), grid);
-  const { nx, ny, times, bands } = opened.header;
-  const steps = times.length;
-  const perBand = blockCount(opened.header);
-  const blocksX = Math.ceil(nx / opened.header.block);
-  const fields: Float32Array[] = [];
-  const series = new Uint16Array(steps);
-  for (let b = 0; b < bands.length; b++) {
-    const bandFields = Array.from({ length: steps }, () => new Float32Array(nx * ny));
-    for (let y = 0; y < ny; y++) {
-      for (let x = 0; x < nx; x++) {
-        const by = Math.floor(y / opened.header.block);
-        const bx = Math.floor(x / opened.header.block);
-        const index = b * perBand + by * blocksX + bx;
-        const [start, end] = [opened.offsets[index]!, opened.offsets[index + 1]!];
-        if (start === end) continue;
-        const width = Math.min(opened.header.block, nx - bx * opened.header.block);
-        const height = Math.min(opened.header.block, ny - by * opened.header.block);
-        decodeCellSeries(opened.data.subarray(start, end), width * height, (y - by * opened.header.block) * width + (x - bx * opened.header.block), steps, series);
-        for (let t = 0; t < steps; t++) bandFields[t]![y * nx + x] = decodeConcentration(series[t]!);
-      }
-    }
-    fields.push(...bandFields);
+  // The grid's own work, on one thread: the build's PointGridRecorder coding every value of the 216 fields
+  // (stepCodes) and writing the blocks of each band (encodeBlocks), on the fields read from the NetCDF file
+  // beforehand. The build does this in its step workers beside the contouring; done serially here, it is an
+  // upper bound of what it adds.
+  const folder = path.join(runs, readdirSync(runs)[0]!);
+  const file = readdirSync(folder).find((name) => name.endsWith(".nc"))!;
+  const output = await openModelOutput(path.join(folder, file), file);
+  const steps = output.times.length;
+  const bandFields: Float32Array[][] = [];
+  for (const variable of output.variables) {
+    const fields: Float32Array[] = [];
+    for (let t = 0; t < steps; t++) fields.push(await output.readField(variable.name, t));
+    bandFields.push(fields);
   }
   const t0 = performance.now();
-  for (let b = 0; b < bands.length; b++) {
-    const codes = new Uint16Array(nx * ny * steps);
-    for (let t = 0; t < steps; t++) {
-      const coded = stepCodes(fields[b * steps + t]!);
-      for (let k = 0; k < coded.cells.length; k++) codes[coded.cells[k]! * steps + t] = coded.values[k]!;
-    }
-    encodeBlocks({ codes, nx, ny, steps });
-  }
+  const recorder = PointGridRecorder.for(output.grid, steps)!;
+  output.variables.forEach((variable, b) => {
+    recorder.startBand(variable.band);
+    bandFields[b]!.forEach((field, t) => recorder.addStep(t, field));
+    recorder.endBand();
+  });
+  recorder.result();
+  output.close();
   const recordMs = performance.now() - t0;
   return { against: flags.against, ours, theirs, gridBytes, recordSeconds: recordMs / 1000 };
 }

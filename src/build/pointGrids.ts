@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { assemblePointGrid, blockCount, BLOCK, encodeBlock, POINT_GRID_FORMAT, pointGridKey, type PointGridBand, type PointGridHeader } from "../contract/pointGrid.ts";
 import type { GridGeometry } from "../geo/gridCells.ts";
-import { encodeConcentration } from "../formats/concentrationCodes.ts";
+import { encodeFloat32Concentration } from "../formats/concentrationCodes.ts";
 import type { FlightLevelBand, ModelGrid } from "../model/types.ts";
 import { InternalError } from "../errors.ts";
 import type { ArtefactDraft } from "./artefacts.ts";
@@ -30,11 +30,15 @@ export interface BandCodes {
   nx: number;
   ny: number;
   steps: number;
+  /** Per block (block order), 1 when some cell of it has a code that is not 0 at some step. */
+  blocksWithCodes: Uint8Array;
 }
 
-/** A band's blocks, in block order (src/contract/pointGrid.ts). */
-export function encodeBlocks({ codes, nx, ny, steps }: BandCodes): Buffer[] {
-  return Array.from({ length: blockCount({ nx, ny, block: BLOCK }) }, (_, k) => encodeBlock(codes, nx, ny, steps, BLOCK, k));
+const NO_BYTES = Buffer.alloc(0);
+
+/** A band's blocks, in block order (src/contract/pointGrid.ts); a block no code reached is empty without reading its 4,608 codes. */
+export function encodeBlocks({ codes, nx, ny, steps, blocksWithCodes }: BandCodes): Buffer[] {
+  return Array.from({ length: blockCount({ nx, ny, block: BLOCK }) }, (_, k) => (blocksWithCodes[k] ? encodeBlock(codes, nx, ny, steps, BLOCK, k) : NO_BYTES));
 }
 
 /** The codes of one field's cells that are not 0 (missing ones included), row-major cell indices. */
@@ -43,20 +47,25 @@ export interface StepCodes {
   values: Uint16Array;
 }
 
-/** A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no logarithm. */
+/** Scratch for stepCodes, grown to the largest field seen on this thread. */
+let scratchCells = new Uint32Array(0);
+let scratchValues = new Uint16Array(0);
+
+/** A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no coding. One pass over the field. */
 export function stepCodes(field: Float32Array): StepCodes {
+  if (scratchCells.length < field.length) {
+    scratchCells = new Uint32Array(field.length);
+    scratchValues = new Uint16Array(field.length);
+  }
   let count = 0;
-  for (let i = 0; i < field.length; i++) if (field[i] !== 0) count++;
-  const cells = new Uint32Array(count);
-  const values = new Uint16Array(count);
-  for (let i = 0, k = 0; i < field.length; i++) {
+  for (let i = 0; i < field.length; i++) {
     const value = field[i]!;
     if (value !== 0) {
-      cells[k] = i;
-      values[k++] = encodeConcentration(value);
+      scratchCells[count] = i;
+      scratchValues[count++] = encodeFloat32Concentration(value);
     }
   }
-  return { cells, values };
+  return { cells: scratchCells.slice(0, count), values: scratchValues.slice(0, count) };
 }
 
 export const POINT_GRID_CONTENT_TYPE = "application/vnd.ashcast.point-grid";
@@ -73,6 +82,8 @@ export class PointGridRecorder {
   /** Per band, its blocks, or their making. */
   readonly #blocks: Array<Buffer[] | Promise<Buffer[]>> = [];
   #codes: Uint16Array | undefined;
+  #blocksWithCodes: Uint8Array | undefined;
+  readonly #blocksX: number;
 
   /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid without its rotated axes). */
   static for(grid: ModelGrid, steps: number): PointGridRecorder | undefined {
@@ -83,12 +94,14 @@ export class PointGridRecorder {
     this.#grid = grid;
     this.#geometry = geometry;
     this.#steps = steps;
+    this.#blocksX = Math.ceil(grid.nx / BLOCK);
   }
 
   startBand(band: FlightLevelBand): void {
     const [, lower, upper] = /^fl(\d+)-(\d+)$/.exec(band.id) ?? [];
     this.#bands.push({ id: band.id, label: band.label, lowerFl: Number(lower), upperFl: Number(upper) });
     this.#codes = new Uint16Array(this.#grid.nx * this.#grid.ny * this.#steps);
+    this.#blocksWithCodes = new Uint8Array(blockCount({ nx: this.#grid.nx, ny: this.#grid.ny, block: BLOCK }));
   }
 
   /** One step of the current band, mg/m³, row-major. */
@@ -99,15 +112,29 @@ export class PointGridRecorder {
   /** One step of the current band, coded by stepCodes (the model output reader codes its fields in its worker threads). */
   addCodes(t: number, step: StepCodes): void {
     const codes = this.#codes!;
+    const blocksWithCodes = this.#blocksWithCodes!;
     const steps = this.#steps;
+    const nx = this.#grid.nx;
+    const blocksX = this.#blocksX;
     const { cells, values } = step;
-    for (let k = 0; k < cells.length; k++) codes[cells[k]! * steps + t] = values[k]!;
+    for (let k = 0; k < cells.length; k++) {
+      const cell = cells[k]!;
+      codes[cell * steps + t] = values[k]!;
+      const y = Math.floor(cell / nx);
+      blocksWithCodes[Math.floor(y / BLOCK) * blocksX + Math.floor((cell - y * nx) / BLOCK)] = 1;
+    }
   }
 
   endBand(): void {
+    this.#blocks.push(encodeBlocks(this.#bandCodes()));
+  }
+
+  #bandCodes(): BandCodes {
     const { nx, ny } = this.#grid;
-    this.#blocks.push(encodeBlocks({ codes: this.#codes!, nx, ny, steps: this.#steps }));
+    const band = { codes: this.#codes!, nx, ny, steps: this.#steps, blocksWithCodes: this.#blocksWithCodes! };
     this.#codes = undefined;
+    this.#blocksWithCodes = undefined;
+    return band;
   }
 
   /**
@@ -115,11 +142,9 @@ export class PointGridRecorder {
    * this thread goes on merging steps meanwhile, and the band's codes are moved there, not copied).
    */
   endBandWith(encode: (band: BandCodes) => Promise<Buffer[]>): void {
-    const { nx, ny } = this.#grid;
-    const pending = encode({ codes: this.#codes!, nx, ny, steps: this.#steps });
+    const pending = encode(this.#bandCodes());
     pending.catch(() => {}); // awaited in finish()
     this.#blocks.push(pending);
-    this.#codes = undefined;
   }
 
   /** The grid, once every band's blocks are made. */

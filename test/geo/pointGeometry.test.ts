@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
-import { CODE_RATIO, decodeConcentration, encodeConcentration, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
+import { CODE_RATIO, CODE_VALUES, decodeConcentration, encodeConcentration, encodeFloat32Concentration, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../../src/geo/flightLevel.ts";
 import { arcBetween, interpolateArc } from "../../src/geo/greatCircle.ts";
 import { axisPosition, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
@@ -107,6 +107,29 @@ describe("concentration codes", () => {
         return read >= value && read <= value * (CODE_RATIO + 1e-5);
       }),
       { numRuns: 20_000 },
+    );
+  });
+  it("the build's coder of float32 values gives encodeConcentration's code for every float32: each code's value and its neighbours, the edges, and random values", () => {
+    const f32 = (x: number) => Math.fround(x);
+    const above = (x: number) => {
+      const bits = new Uint32Array(new Float32Array([x]).buffer);
+      bits[0]! += 1;
+      return new Float32Array(bits.buffer)[0]!;
+    };
+    const below = (x: number) => {
+      const bits = new Uint32Array(new Float32Array([x]).buffer);
+      bits[0]! -= 1;
+      return new Float32Array(bits.buffer)[0]!;
+    };
+    const values = [0, -1, Number.NaN, Infinity, f32(MIN_CODED_MG_M3), below(f32(MIN_CODED_MG_M3)), above(f32(MIN_CODED_MG_M3)), f32(1e25), f32(3e38)];
+    for (let code = 1; code < MISSING_CODE; code += 1) {
+      const value = f32(CODE_VALUES[code]!);
+      values.push(value, below(value), above(value));
+    }
+    for (const value of values) expect.soft(encodeFloat32Concentration(value), String(value)).toBe(encodeConcentration(value));
+    fc.assert(
+      fc.property(fc.float({ min: 0, max: f32(1e6), noNaN: true }), (value) => encodeFloat32Concentration(value) === encodeConcentration(value)),
+      { numRuns: 50_000 },
     );
   });
   it("a value on a threshold keeps its class; just below, it may move up a class but never down", () => {
