@@ -16,6 +16,8 @@ export interface TestGridSpec {
   end: string;
   /** mg/m³ of band b at step t at the cell centred at (lon, lat). */
   value(b: number, t: number, lon: number, lat: number): number;
+  /** The model output file the grid names (default test.nc). */
+  source?: string;
 }
 
 export const axis = (from: number, step: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i * step);
@@ -35,7 +37,7 @@ export function testGrid(spec: TestGridSpec): ServedGrid {
   });
   const recorded = recorder.result();
   const bytes = assemblePointGrid(
-    { format: POINT_GRID_FORMAT, model: "EEMEP", source: "test.nc", reftime: spec.times[0]!, times: spec.times, end: spec.end, thresholds: [0.2, 2, 4], bands: recorded.bands, nx, ny: spec.lat.length, block: BLOCK, geometry: recorded.geometry },
+    { format: POINT_GRID_FORMAT, model: "EEMEP", source: spec.source ?? "test.nc", reftime: spec.times[0]!, times: spec.times, end: spec.end, thresholds: [0.2, 2, 4], bands: recorded.bands, nx, ny: spec.lat.length, block: BLOCK, geometry: recorded.geometry },
     recorded.blocks,
   );
   return new ServedGrid(openPointGrid(bytes, "test grid"), "test grid");
