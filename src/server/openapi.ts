@@ -8,6 +8,7 @@ import { z } from "zod";
 import { AshLayerGroupModel, AshLayerModel, AshMetaModel, AshModel, AshTimestepModel, LatLonBoxModel, RefTimeModel } from "../contract/ashModel.ts";
 import { ReportIssue, RunReport } from "../contract/buildReport.ts";
 import { CachePurge, DatasetsBody } from "../contract/cachePurges.ts";
+import { AshAreasGeoJson, ForecasterGeoJson, GeoJsonBbox, GeoJsonGeometry, GeoJsonPosition } from "../contract/geoJson.ts";
 import { Job, JobOutcome } from "../contract/jobs.ts";
 import { AshClassId, Encounter, ModelRoute, PointAnswer, PointSeries, PointStep, RouteAnswer, RoutePoint, RouteRequest, Stretch } from "../contract/queries.ts";
 import { InvalidUploadProblem, Problem, PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
@@ -39,6 +40,11 @@ const OTHER_SCHEMAS = {
   RoutePoint,
   Encounter,
   Stretch,
+  AshAreasGeoJson,
+  ForecasterGeoJson,
+  GeoJsonGeometry,
+  GeoJsonPosition,
+  GeoJsonBbox,
 };
 
 /** Open as the specification's models are (see openModel); Problem too, whose members RFC 9457 lets grow. */
@@ -255,14 +261,7 @@ export function openApiDocument(options: { prefix?: string; accessRules?: readon
             [JSON_TYPE]: { schema: {} },
             "application/vnd.google-earth.kml+xml;charset=UTF-8": { schema: { type: "string" } },
             // The GeoJSON twin of a KML ash-area resource (RFC 7946: no charset parameter).
-            "application/geo+json": {
-              schema: {
-                type: "object",
-                description: "An RFC 7946 FeatureCollection: the same areas as the KML resource of the same name with .kml, longitudes within ±180 (cut at the antimeridian)",
-                required: ["type", "features"],
-                properties: { type: { const: "FeatureCollection" }, features: { type: "array", items: { type: "object" } }, bbox: { type: "array", items: { type: "number" } } },
-              },
-            },
+            "application/geo+json": { schema: { anyOf: [ref("AshAreasGeoJson"), ref("ForecasterGeoJson")] } },
             "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
           },
         },
