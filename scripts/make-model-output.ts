@@ -9,6 +9,7 @@
  * - `snap`: `snap_<YYYYMMDDTHHMMSS>.nc` as SNAP writes it: dims `x`/`y` (rotated degrees), a
  *   `projection` grid mapping (`rotated_latitude_longitude`), 2-D `latitude`/`longitude`, `time` in
  *   `hours since <reference time>`, the same variables on (time, y, x). `--volcano-xml` adds volcano.xml.
+ *   `--snap-grid latitude_longitude` writes the EEMEP grid that way instead (SNAP's other grid mapping).
  *
  * The plume: puffs released every 20 minutes at the vent, carried by a westerly wind veering slowly
  * to north-westerly, faster and more northerly with height (wind shear), each spreading with age
@@ -29,7 +30,8 @@
  * Usage (Node 24, as npm scripts run it; from a shell, node_modules/.bin/node):
  *   node scripts/make-model-output.ts --layout eemep|snap --out DIR [--nx 150 --ny 70
  *   --steps 24 --res 0.5 --lat0 40 --lon0 -45 --reftime 2019-03-22T12:00:00Z --volcano Hekla
- *   --vlat 63.98 --vlon -19.7 --altitude 1491 --top 12000 --pole-lat 22 --pole-lon 140 --volcano-xml]
+ *   --vlat 63.98 --vlon -19.7 --altitude 1491 --top 12000 --pole-lat 22 --pole-lon 140 --volcano-xml
+ *   --snap-grid rotated|rotated-index-axes|latitude_longitude]
  */
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -61,6 +63,11 @@ export interface GeneratorOptions {
   poleLon: number;
   /** Write volcano.xml beside the file (always for EEMEP). */
   volcanoXml: boolean;
+  /**
+   * SNAP's grid: `rotated` (x/y in rotated degrees), `rotated-index-axes` (the same grid with x/y written as
+   * bare cell indices), or `latitude_longitude` (the EEMEP grid's geographic axes as x/y, no rotation).
+   */
+  snapGrid: "rotated" | "rotated-index-axes" | "latitude_longitude";
 }
 
 export const DEFAULT_OPTIONS: Omit<GeneratorOptions, "outDir"> = {
@@ -76,6 +83,7 @@ export const DEFAULT_OPTIONS: Omit<GeneratorOptions, "outDir"> = {
   poleLat: 22,
   poleLon: 140,
   volcanoXml: false,
+  snapGrid: "rotated",
 };
 
 export interface WrittenOutput {
@@ -183,9 +191,11 @@ export async function writeEemepOutput(options: Partial<GeneratorOptions> & { ou
 export async function writeSnapOutput(options: Partial<GeneratorOptions> & { outDir: string }): Promise<WrittenOutput> {
   const resolved = resolveOptions(options);
   const start = parseInstant(resolved.reftime)!;
-  const { poleLat, poleLon } = resolved;
-  const grid = plumeGrid("snap", resolved);
+  const { poleLat, poleLon, snapGrid } = resolved;
+  const geographic = snapGrid === "latitude_longitude";
+  const grid = plumeGrid(geographic ? "eemep" : "snap", resolved);
   const { axisX: rlon, axisY: rlat } = grid;
+  const toGeographic = (x: number, y: number): [number, number] => (geographic ? [x, y] : rotatedToGeographic(x, y, poleLat, poleLon));
   const times = Array.from({ length: resolved.steps }, (_, k) => start + (k + 1) * HOUR_MS);
   const file = path.join(resolved.outDir, `snap_${stamp(start)}.nc`);
 
@@ -201,20 +211,27 @@ export async function writeSnapOutput(options: Partial<GeneratorOptions> & { out
     text(time, "units", `hours since ${formatInstant(start).slice(0, 10)} ${formatInstant(start).slice(11, 19)}`);
     text(time, "calendar", "standard");
     time.make_scale("time");
-    const x = out.create_dataset({ name: "x", data: Float32Array.from(rlon), track_order: true });
-    text(x, "standard_name", "grid_longitude");
-    text(x, "long_name", "longitude in rotated pole grid");
-    text(x, "units", "degrees");
-    x.make_scale("x");
-    const y = out.create_dataset({ name: "y", data: Float32Array.from(rlat), track_order: true });
-    text(y, "standard_name", "grid_latitude");
-    text(y, "long_name", "latitude in rotated pole grid");
-    text(y, "units", "degrees");
-    y.make_scale("y");
+    const indexAxes = snapGrid === "rotated-index-axes";
+    for (const [name, values, standard, long, units] of [
+      ["x", rlon, geographic ? "longitude" : "grid_longitude", geographic ? "longitude" : "longitude in rotated pole grid", geographic ? "degrees_east" : "degrees"],
+      ["y", rlat, geographic ? "latitude" : "grid_latitude", geographic ? "latitude" : "latitude in rotated pole grid", geographic ? "degrees_north" : "degrees"],
+    ] as const) {
+      const axis = out.create_dataset({ name, data: indexAxes ? Float32Array.from(values, (_, i) => i) : Float32Array.from(values), track_order: true });
+      if (indexAxes) text(axis, "long_name", `${name} index`);
+      else {
+        text(axis, "standard_name", standard);
+        text(axis, "long_name", long);
+        text(axis, "units", units);
+      }
+      axis.make_scale(name);
+    }
     const projection = out.create_dataset({ name: "projection", data: Int32Array.of(0), shape: [], track_order: true });
-    text(projection, "grid_mapping_name", "rotated_latitude_longitude");
-    projection.create_attribute("grid_north_pole_latitude", Float64Array.of(poleLat));
-    projection.create_attribute("grid_north_pole_longitude", Float64Array.of(poleLon));
+    if (geographic) text(projection, "grid_mapping_name", "latitude_longitude");
+    else {
+      text(projection, "grid_mapping_name", "rotated_latitude_longitude");
+      projection.create_attribute("grid_north_pole_latitude", Float64Array.of(poleLat));
+      projection.create_attribute("grid_north_pole_longitude", Float64Array.of(poleLon));
+    }
     projection.create_attribute("earth_radius", Float64Array.of(6_371_000));
 
     const nx = resolved.nx;
@@ -222,7 +239,7 @@ export async function writeSnapOutput(options: Partial<GeneratorOptions> & { out
     const longitude = new Float32Array(nx * resolved.ny);
     for (let j = 0; j < resolved.ny; j++) {
       for (let i = 0; i < nx; i++) {
-        const [lonValue, latValue] = rotatedToGeographic(rlon[i]!, rlat[j]!, poleLat, poleLon);
+        const [lonValue, latValue] = toGeographic(rlon[i]!, rlat[j]!);
         longitude[j * nx + i] = lonValue;
         latitude[j * nx + i] = latValue;
       }
@@ -489,6 +506,7 @@ async function main(argv: string[]): Promise<void> {
       "pole-lat": { type: "string" },
       "pole-lon": { type: "string" },
       "volcano-xml": { type: "boolean" },
+      "snap-grid": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -517,6 +535,9 @@ async function main(argv: string[]): Promise<void> {
   set("poleLat", number("pole-lat", values["pole-lat"]));
   set("poleLon", number("pole-lon", values["pole-lon"]));
   set("volcanoXml", values["volcano-xml"]);
+  const snapGrid = values["snap-grid"];
+  if (snapGrid !== undefined && snapGrid !== "rotated" && snapGrid !== "rotated-index-axes" && snapGrid !== "latitude_longitude") throw new Error(`--snap-grid must be rotated, rotated-index-axes or latitude_longitude, got ${snapGrid}`);
+  set("snapGrid", snapGrid);
   given.volcano = {
     ...DEFAULT_OPTIONS.volcano,
     ...(values.volcano !== undefined ? { name: values.volcano } : {}),

@@ -85,7 +85,7 @@ export class PointGridRecorder {
   #blocksWithCodes: Uint8Array | undefined;
   readonly #blocksX: number;
 
-  /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid without its rotated axes). */
+  /** Undefined when the grid has no geometry a point can be looked up in (a curvilinear grid not made of two axes). */
   static for(grid: ModelGrid, steps: number): PointGridRecorder | undefined {
     return grid.geometry ? new PointGridRecorder(grid, grid.geometry, steps) : undefined;
   }

@@ -29,7 +29,7 @@ async function modelOutputFor(open: ReadStepsInput["open"]): Promise<ModelOutput
   if (opened?.opening === open.opening) return opened.output;
   opened?.output.close();
   opened = undefined;
-  const output = await openModelOutput(open.path, open.where);
+  const output = await openModelOutput(open.path, open.where, { pointGeometry: false });
   opened = { opening: open.opening, output };
   return output;
 }

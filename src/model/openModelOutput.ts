@@ -19,7 +19,7 @@ import { open } from "node:fs/promises";
 import { InternalError, UserError } from "../errors.ts";
 import { formatInstant, normaliseInstant } from "../time/instant.ts";
 import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
-import type { GridGeometry } from "../geo/gridCells.ts";
+import { axesOf2dGrid, type RotatedPole } from "./gridAxes.ts";
 import { curvilinearGrid, isStrictlyMonotonic, regularGrid, rotatedToGeographic, unwrapAxis } from "./gridMapping.ts";
 import { describeField } from "./fieldMeaning.ts";
 import { MODEL_LIMITS } from "./limits.ts";
@@ -55,8 +55,10 @@ export function isModelOutputFile(head: Buffer): boolean {
 /**
  * Opens a model output file and checks its whole structure (variables, dimensions, time axis, grid).
  * Field values are checked as they are read (readField). `displayPath` is what errors name.
+ * `pointGeometry: false` leaves out the grid's axes for point queries (ModelGrid.geometry), which a grid
+ * given as 2-D arrays finds by rotating every centre: the build's step workers only read fields.
  */
-export async function openModelOutput(filePath: string, displayPath: string): Promise<ModelOutput> {
+export async function openModelOutput(filePath: string, displayPath: string, options: { pointGeometry?: boolean } = {}): Promise<ModelOutput> {
   const where = displayPath;
   const head = await readHead(filePath, where);
   const format = modelFileFormat(head);
@@ -68,7 +70,7 @@ export async function openModelOutput(filePath: string, displayPath: string): Pr
   }
   const source = format === "netcdf4" ? await openNetcdf4(filePath, where) : await openNetcdf3(filePath, where);
   try {
-    return await interpret(source, where);
+    return await interpret(source, where, options.pointGeometry ?? true);
   } catch (error) {
     source.close();
     throw error;
@@ -104,7 +106,7 @@ interface FieldVariable extends ModelVariable {
   fills: number[];
 }
 
-async function interpret(source: NetcdfSource, where: string): Promise<ModelOutput> {
+async function interpret(source: NetcdfSource, where: string, pointGeometry: boolean): Promise<ModelOutput> {
   const fail = (message: string, fix: string): never => {
     throw new UserError(message, { where, fix });
   };
@@ -205,7 +207,7 @@ async function interpret(source: NetcdfSource, where: string): Promise<ModelOutp
 
   // Only now read anything: the time axis and the grid's coordinates.
   const times = await readTimes(source, timeVariable!, fail);
-  const { grid, layout } = await readGrid(source, first, yDimension, xDimension, nx, ny, fail);
+  const { grid, layout } = await readGrid(source, first, yDimension, xDimension, nx, ny, pointGeometry, fail);
 
   const title = textAttribute(source.globalAttributes, "title")?.trim();
   const simulationStart = simulationStartOf(textAttribute(source.globalAttributes, "SIMULATION_START_DATE"));
@@ -293,6 +295,7 @@ async function readGrid(
   xDimension: string,
   nx: number,
   ny: number,
+  pointGeometry: boolean,
   fail: Fail,
 ): Promise<{ grid: ModelGrid; layout: ModelOutput["layout"] }> {
   const numeric = [...source.variables.values()].filter((variable) => isNumericType(variable.type));
@@ -314,7 +317,11 @@ async function readGrid(
       if (Math.abs(lat[k]!) > 90) fail(`variable ${latitude2d.name} has ${lat[k]} at index ${k}, outside -90..90`, REPLACE_FIX);
     }
     const grid = curvilinearGrid(lon, lat, nx, ny);
-    const geometry = await rotatedGeometry(source, gridMapping, axis(yDimension), axis(xDimension), fail);
+    // For point queries: the axes the 2-D arrays are a product of (SNAP's latitude_longitude, or rotated by the
+    // pole), as the file writes them when its x/y agree with its arrays (x/y may be bare indices).
+    const pole = rotatedPoleOf(gridMapping);
+    const fileAxes = pole && pointGeometry ? await rotatedAxes(source, axis(yDimension), axis(xDimension), fail) : undefined;
+    const geometry = pointGeometry ? axesOf2dGrid(lon, lat, nx, ny, pole, fileAxes) : undefined;
     return { grid: geometry ? { ...grid, geometry } : grid, layout: "SNAP" };
   }
 
@@ -341,10 +348,8 @@ async function readGrid(
 
   // SNAP with a rotated pole and only its rotated axes: compute the 2-D arrays.
   if (gridMapping && textAttribute(gridMapping.attributes, "grid_mapping_name") === "rotated_latitude_longitude" && yAxis && xAxis) {
-    const poleLat = numberAttribute(gridMapping.attributes, "grid_north_pole_latitude")?.[0];
-    const poleLon = numberAttribute(gridMapping.attributes, "grid_north_pole_longitude")?.[0];
-    const gridLon = numberAttribute(gridMapping.attributes, "north_pole_grid_longitude")?.[0] ?? 0;
-    if (poleLat === undefined || poleLon === undefined) {
+    const pole = rotatedPoleOf(gridMapping);
+    if (pole === undefined) {
       fail(`variable ${gridMapping.name} (rotated_latitude_longitude) lacks grid_north_pole_latitude or grid_north_pole_longitude`, REPLACE_FIX);
     }
     const rlat = await readCoordinates(source, yAxis, fail);
@@ -353,14 +358,14 @@ async function readGrid(
     const lon = new Float64Array(nx * ny);
     for (let j = 0; j < ny; j++) {
       for (let i = 0; i < nx; i++) {
-        const [longitude, latitude] = rotatedToGeographic(rlon[i]!, rlat[j]!, poleLat!, poleLon!, gridLon);
+        const [longitude, latitude] = rotatedToGeographic(rlon[i]!, rlat[j]!, pole!.poleLat, pole!.poleLon, pole!.northPoleGridLon);
         lon[j * nx + i] = longitude;
         lat[j * nx + i] = latitude;
       }
     }
     const grid = curvilinearGrid(lon, lat, nx, ny);
-    const geometry = await rotatedGeometry(source, gridMapping, yAxis, xAxis, fail);
-    return { grid: geometry ? { ...grid, geometry } : grid, layout: "SNAP" };
+    const axes = await rotatedAxes(source, yAxis, xAxis, fail);
+    return { grid: axes ? { ...grid, geometry: { kind: "rotated", ...axes, ...pole! } } : grid, layout: "SNAP" };
   }
 
   return fail(
@@ -369,20 +374,22 @@ async function readGrid(
   );
 }
 
-/**
- * A rotated-pole grid as the file defines it, for point queries: the pole and the 1-D rotated axes of the
- * cell centres. Undefined for any other grid mapping, or without both axes.
- */
-async function rotatedGeometry(source: NetcdfSource, gridMapping: SourceVariable | undefined, yAxis: SourceVariable | undefined, xAxis: SourceVariable | undefined, fail: Fail): Promise<GridGeometry | undefined> {
-  if (!gridMapping || !yAxis || !xAxis || textAttribute(gridMapping.attributes, "grid_mapping_name") !== "rotated_latitude_longitude") return undefined;
-  const poleLat = numberAttribute(gridMapping.attributes, "grid_north_pole_latitude")?.[0];
-  const poleLon = numberAttribute(gridMapping.attributes, "grid_north_pole_longitude")?.[0];
-  if (poleLat === undefined || poleLon === undefined) return undefined;
+/** A rotated grid's 1-D axes of cell centres as the file writes them; undefined without both, or when not strictly monotonic. */
+async function rotatedAxes(source: NetcdfSource, yAxis: SourceVariable | undefined, xAxis: SourceVariable | undefined, fail: Fail): Promise<{ x: number[]; y: number[] } | undefined> {
+  if (!yAxis || !xAxis) return undefined;
   const y = await readCoordinates(source, yAxis, fail);
   const x = unwrapAxis(await readCoordinates(source, xAxis, fail));
   if (!isStrictlyMonotonic(y) || !isStrictlyMonotonic(x)) return undefined;
-  const northPoleGridLon = numberAttribute(gridMapping.attributes, "north_pole_grid_longitude")?.[0] ?? 0;
-  return { kind: "rotated", x: Array.from(x), y: Array.from(y), poleLat, poleLon, northPoleGridLon };
+  return { x: Array.from(x), y: Array.from(y) };
+}
+
+/** The pole of a `rotated_latitude_longitude` grid mapping; undefined for any other mapping or without its pole. */
+function rotatedPoleOf(gridMapping: SourceVariable | undefined): RotatedPole | undefined {
+  if (!gridMapping || textAttribute(gridMapping.attributes, "grid_mapping_name") !== "rotated_latitude_longitude") return undefined;
+  const poleLat = numberAttribute(gridMapping.attributes, "grid_north_pole_latitude")?.[0];
+  const poleLon = numberAttribute(gridMapping.attributes, "grid_north_pole_longitude")?.[0];
+  if (poleLat === undefined || poleLon === undefined) return undefined;
+  return { poleLat, poleLon, northPoleGridLon: numberAttribute(gridMapping.attributes, "north_pole_grid_longitude")?.[0] ?? 0 };
 }
 
 /** The grid-mapping variable: the field's `grid_mapping` attribute, else a variable `projection` with a grid_mapping_name. */

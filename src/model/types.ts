@@ -31,7 +31,7 @@ export interface ModelGrid {
   cellDegrees: number;
   /**
    * The axes of cell centres for point queries (regular lat/lon, or rotated pole with its 1-D rotated
-   * axes); absent for a curvilinear grid the file gives only as 2-D arrays.
+   * axes, from the file's axes or its 2-D arrays: src/model/gridAxes.ts); absent for any other curvilinear grid.
    */
   geometry?: GridGeometry;
 }

@@ -131,7 +131,7 @@ function writeStep(grid: ServedGrid, t: number, code: number): void {
 
 /** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once. */
 export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
-  if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to query (its ash areas are forecasters' drawings); use /resources for them` };
+  if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to query (its ash areas are forecasters' drawings, or its model's grid is not one a place can be looked up in); use /resources for its ash areas` };
   const outside: string[] = [];
   let inForecast = false;
   let answered = 0;

@@ -1,6 +1,6 @@
 /**
  * The point-query grid as an artefact: in the run's artefact index with its hash and size, named by its
- * content, not precompressed (its blocks are deflated already), unchanged by a rebuild that changes nothing,
+ * content, not precompressed (only the server reads it), unchanged by a rebuild that changes nothing,
  * and collected with its run once no kept release uses it.
  */
 import { createHash } from "node:crypto";

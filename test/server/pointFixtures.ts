@@ -18,9 +18,9 @@ export const DATELINE_REFTIME = "2019-03-24T00:00:00Z";
 export const EEMEP_GRID = { lat0: 40, lon0: -45, res: 0.5, nx: 150, ny: 70, steps: 24 } as const;
 /**
  * Across the antimeridian: centres at 45 + 0.5 j °N, 160 + 0.5 i °E (160 … 189.5, i.e. -170.5). The volcano
- * is at 165°E and the run short, so that the ash stays west of 180°: a run whose ash extent crosses it does
- * not build yet (its latlonbox east goes past 180, which the AshModel refuses: a bug outside issue 16). Routes
- * through ash across the antimeridian are tested on a grid made in memory (route.test.ts).
+ * is at 165°E and the run short, so that the ash stays west of 180° (a run whose ash crosses it is built in
+ * test/build/antimeridian.test.ts). Routes through ash across the antimeridian are tested on a grid made in
+ * memory (route.test.ts).
  */
 export const DATELINE_GRID = { lat0: 45, lon0: 160, res: 0.5, nx: 60, ny: 30, steps: 6 } as const;
 

@@ -1,0 +1,147 @@
+/**
+ * /point on SNAP grids given only as 2-D latitude/longitude: SNAP's `latitude_longitude` mapping, and a
+ * rotated pole whose x/y are bare cell indices, answer the file's values at its own centres (read with
+ * ncdump); a grid of no two axes is published with a warning that names the file, and /point says why it
+ * cannot answer there instead of claiming the run has no model output.
+ */
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeSnapOutput, type WrittenOutput } from "../../scripts/make-model-output.ts";
+import type { BuildResult } from "../../src/build/build.ts";
+import type { PointAnswer } from "../../src/contract/queries.ts";
+import type { RunningServer } from "../../src/server/serve.ts";
+import { HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir } from "../model/helpers.ts";
+import { ncdumpValues } from "./pointFixtures.ts";
+import { buildSite, expectProblem, http, makeSite, serve, type Site } from "./serverFixtures.ts";
+
+const UA = { "user-agent": "ashcast-test/1 point-grids" };
+const GEOGRAPHIC = "2019-04-01T00:00:00Z";
+const INDEX_AXES = "2019-04-02T00:00:00Z";
+const SHEARED = "2019-04-03T00:00:00Z";
+const SIZE = { nx: 40, ny: 30, steps: 6, res: 0.5, lat0: 55, lon0: -35 } as const;
+
+let site: Site;
+let server: RunningServer;
+let result: BuildResult;
+const written: Record<string, WrittenOutput> = {};
+
+async function runFolder(name: string, reftime: string, description?: string): Promise<string> {
+  const dir = path.join(site.runsDir, name);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, "run.json"), `${JSON.stringify({ type: "Exercise", reftime, ...(description ? { description } : {}) })}\n`);
+  return dir;
+}
+
+/** SNAP-shaped, 2-D latitude/longitude sheared by a tenth of a cell per column: no two axes make it. */
+function shearedCdl(): string {
+  const nx = 4;
+  const ny = 3;
+  const cells = Array.from({ length: nx * ny }, (_, k) => ({ i: k % nx, j: Math.floor(k / nx) }));
+  return `netcdf sheared {
+dimensions:
+  time = UNLIMITED ;
+  x = ${nx} ;
+  y = ${ny} ;
+variables:
+  double time(time) ;
+    time:units = "hours since 2019-04-03 00:00:00" ;
+  float latitude(y, x) ;
+    latitude:units = "degrees_north" ;
+  float longitude(y, x) ;
+    longitude:units = "degrees_east" ;
+  float MAX6h_ASH_fl000-200(time, y, x) ;
+    MAX6h_ASH_fl000-200:units = "ug/m3" ;
+    MAX6h_ASH_fl000-200:coordinates = "longitude latitude" ;
+data:
+  time = 1, 2 ;
+  latitude = ${cells.map(({ i, j }) => 60 + j + 0.1 * i).join(", ")} ;
+  longitude = ${cells.map(({ i }) => -20 + i).join(", ")} ;
+  MAX6h_ASH_fl000-200 = ${Array.from({ length: 2 * nx * ny }, (_, k) => k * 100).join(", ")} ;
+}
+`;
+}
+
+beforeAll(async () => {
+  site = await makeSite("ashcast-point-grids-");
+  written.geographic = await writeSnapOutput({ outDir: await runFolder("2019-04-01-latlon", GEOGRAPHIC), reftime: GEOGRAPHIC, ...SIZE, snapGrid: "latitude_longitude" });
+  written.indexAxes = await writeSnapOutput({ outDir: await runFolder("2019-04-02-index-axes", INDEX_AXES), reftime: INDEX_AXES, ...SIZE, snapGrid: "rotated-index-axes" });
+  if (HAS_NETCDF_BIN) {
+    const made = await ncgen(shearedCdl(), path.join(await tempDir("ashcast-sheared-"), "snap_20190403T000000.nc"));
+    const dir = await runFolder("2019-04-03-sheared", SHEARED, "A grid no two axes make");
+    await copyFile(made, path.join(dir, path.basename(made)));
+  }
+  result = await buildSite(site);
+  server = await serve(site);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await site?.cleanup();
+  await removeTempDirs();
+});
+
+async function point(query: string): Promise<PointAnswer> {
+  const res = await http(server, `/point?${query}`, { headers: UA });
+  expect(res.status, res.text()).toBe(200);
+  return res.json() as PointAnswer;
+}
+
+/** The plume's cell at the run's last step, and a corner. */
+function cellsToAsk(field: Float64Array): number[] {
+  const cells = SIZE.nx * SIZE.ny;
+  let best = 0;
+  for (let k = (SIZE.steps - 1) * cells; k < field.length; k++) if (field[k]! > field[best]!) best = k;
+  return [best % cells, 0, cells - 1];
+}
+
+describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
+  it("the build publishes all three, and warns only about the grid no place can be looked up in", () => {
+    expect(result.report.counts.errors, JSON.stringify(result.report.runs.flatMap((run) => run.issues))).toBe(0);
+    expect(result.report.counts.published).toBe(3);
+    const warnings = result.report.runs.flatMap((run) => run.issues.filter((issue) => issue.severity === "warning"));
+    expect(warnings).toEqual([
+      {
+        severity: "warning",
+        file: "2019-04-03-sheared/snap_20190403T000000.nc",
+        message: expect.stringMatching(/neither a product of two axes nor a rotated pole's, so \/point and \/route cannot look places up in it/),
+        fix: expect.stringMatching(/latitude_longitude or rotated_latitude_longitude/),
+      },
+    ]);
+  });
+
+  for (const [name, reftime] of [["geographic", GEOGRAPHIC], ["indexAxes", INDEX_AXES]] as const) {
+    it(`${name === "geographic" ? "latitude_longitude" : "a rotated pole with x/y as bare indices"}: the file's values at its own centres`, async () => {
+      const file = written[name]!.file;
+      const lon = ncdumpValues(file, "longitude");
+      const lat = ncdumpValues(file, "latitude");
+      const field = ncdumpValues(file, "MAX6h_ASH_fl000-200");
+      const cells = SIZE.nx * SIZE.ny;
+      expect(Math.max(...field) / 1000).toBeGreaterThan(2); // the plume is there to be found
+      for (const k of cellsToAsk(field)) {
+        const answer = await point(`lat=${lat[k]}&lon=${lon[k]}&reftime=${reftime}`);
+        const series = answer.series[0]!;
+        expect(series.model).toBe("SNAP");
+        expect((series as { cell?: unknown }).cell).toEqual({ x: k % SIZE.nx, y: Math.floor(k / SIZE.nx) });
+        series.steps.forEach((step, t) => {
+          const model = field[t * cells + k]! / 1000;
+          expect(step.value!).toBeGreaterThanOrEqual(model * (1 - 1e-6));
+          expect(step.value!).toBeLessThanOrEqual(Math.max(model * 1.0011, model + 0.001));
+        });
+      }
+    });
+  }
+
+  it("a place outside the latitude_longitude grid is outside its domain", async () => {
+    expectProblem(await http(server, `/point?lat=10&lon=-35&reftime=${GEOGRAPHIC}`, { headers: UA }), 422);
+  });
+
+  it("on the sheared grid, /point and /route say the model's grid cannot be looked up", async () => {
+    const problem = expectProblem(await http(server, `/point?lat=61&lon=-19&reftime=${SHEARED}`, { headers: UA }), 422);
+    expect(problem.detail).toMatch(/grid is not one a place can be looked up in/);
+    const route = { type: "Feature", properties: {}, geometry: { type: "LineString", coordinates: [[-20, 60, 3000], [-17, 62, 3000]] } };
+    const body = JSON.stringify(route);
+    const res = await http(server, `/route?reftime=${SHEARED}`, { method: "POST", headers: { ...UA, "content-type": "application/geo+json", "content-length": String(Buffer.byteLength(body)) }, body });
+    expect(expectProblem(res, 422).detail).toMatch(/grid is not one a place can be looked up in/);
+  });
+});
