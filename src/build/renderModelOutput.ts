@@ -5,6 +5,7 @@
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { unwrappedBox } from "../geo/lonLatBox.ts";
+import { wrapLongitude } from "../model/gridMapping.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { inOrder } from "../flow/inOrder.ts";
 import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
@@ -91,20 +92,25 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   return drafts;
 }
 
-/** The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. */
+/**
+ * The area a map shows: the run's box and the volcano, with a margin so the ash is not at the frame. Across
+ * the antimeridian it stays one box (east < west, as LatLonBoxModel says), which the maps' projection draws
+ * whole, centred on it.
+ */
 export function mapBox(published: LatLonBoxModel, volcano: { lat: number; lon: number } | undefined): LatLonBoxModel {
-  // The maps are drawn within ±180°: a box across the antimeridian is shown up to 180° east (issue 16's note).
   const box = unwrappedBox(published);
+  const volcanoLon = volcano ? wrapLongitude(volcano.lon, (box.west + box.east) / 2) : undefined;
   const north = Math.max(box.north, volcano?.lat ?? -90);
   const south = Math.min(box.south, volcano?.lat ?? 90);
-  const east = Math.max(box.east, volcano?.lon ?? -180);
-  const west = Math.min(box.west, volcano?.lon ?? 180);
+  const east = Math.max(box.east, volcanoLon ?? -Infinity);
+  const west = Math.min(box.west, volcanoLon ?? Infinity);
   const marginLat = Math.max(2, (north - south) * 0.15);
   const marginLon = Math.max(4, (east - west) * 0.15);
+  const whole = east - west + 2 * marginLon >= 360;
   return {
     north: Math.min(89, north + marginLat),
     south: Math.max(-89, south - marginLat),
-    east: Math.min(180, east + marginLon),
-    west: Math.max(-180, west - marginLon),
+    east: whole ? 180 : wrapLongitude(east + marginLon, 0),
+    west: whole ? -180 : wrapLongitude(west - marginLon, 0),
   };
 }
