@@ -372,6 +372,9 @@ async function memoryWithManyRuns(): Promise<MemoryResult> {
 }
 
 // ---- main ---------------------------------------------------------------------------------------------
+if ((!SKIP.has("serve") || !SKIP.has("memory")) && spawnSync("which", ["wrk"]).status !== 0) {
+  throw new Error("wrk is needed for the serving and memory parts: apt-get update && apt-get install -y wrk (or --skip serve,memory)");
+}
 const runs = await fullSizeRuns();
 const build = SKIP.has("build") ? undefined : await buildCost(runs);
 const dist = path.join(WORK, "dist-full");
