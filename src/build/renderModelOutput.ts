@@ -107,10 +107,12 @@ export function mapBox(published: LatLonBoxModel, volcano: { lat: number; lon: n
   const marginLat = Math.max(2, (north - south) * 0.15);
   const marginLon = Math.max(4, (east - west) * 0.15);
   const whole = east - west + 2 * marginLon >= 360;
+  // Only an edge past ±180° is wrapped: a box ending at 180°E stays a box that does not cross.
+  const withinCircle = (lon: number) => (lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon);
   return {
     north: Math.min(89, north + marginLat),
     south: Math.max(-89, south - marginLat),
-    east: whole ? 180 : wrapLongitude(east + marginLon, 0),
-    west: whole ? -180 : wrapLongitude(west - marginLon, 0),
+    east: whole ? 180 : withinCircle(east + marginLon),
+    west: whole ? -180 : withinCircle(west - marginLon),
   };
 }

@@ -17,10 +17,11 @@ export interface RotatedPole {
 
 /**
  * How far a centre may lie from its row's or column's axis value: a thousandth of the smallest cell, and
- * never less than the rounding of float32 degrees (about 1e-5° near 180°), which a file's arrays carry.
+ * never less than 1e-4°, ten times the rounding of float32 degrees near 180° (~1e-5°), which a file's
+ * arrays carry and a rotation of them compounds.
  */
 const CELL_FRACTION = 1e-3;
-const FLOAT32_DEGREES = 1e-4;
+const FLOAT32_SLACK_DEGREES = 1e-4;
 
 /**
  * The axes of the cell centres `lon[y * nx + x]`, `lat[y * nx + x]` (geographic, or rotated by `pole`):
@@ -57,7 +58,7 @@ export function axesOf2dGrid(
     }
   }
   if (!isStrictlyMonotonic(x) || !isStrictlyMonotonic(y)) return undefined;
-  const tolerance = (axis: Float64Array) => Math.max(FLOAT32_DEGREES, CELL_FRACTION * smallestStep(axis));
+  const tolerance = (axis: Float64Array) => Math.max(FLOAT32_SLACK_DEGREES, CELL_FRACTION * smallestStep(axis));
   const xTolerance = tolerance(x);
   const yTolerance = tolerance(y);
   for (let j = 0; j < ny; j++) {

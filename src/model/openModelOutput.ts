@@ -317,12 +317,23 @@ async function readGrid(
       if (Math.abs(lat[k]!) > 90) fail(`variable ${latitude2d.name} has ${lat[k]} at index ${k}, outside -90..90`, REPLACE_FIX);
     }
     const grid = curvilinearGrid(lon, lat, nx, ny);
+    if (!pointGeometry) return { grid, layout: "SNAP" };
     // For point queries: the axes the 2-D arrays are a product of (SNAP's latitude_longitude, or rotated by the
     // pole), as the file writes them when its x/y agree with its arrays (x/y may be bare indices).
     const pole = rotatedPoleOf(gridMapping);
-    const fileAxes = pole && pointGeometry ? await rotatedAxes(source, axis(yDimension), axis(xDimension), fail) : undefined;
-    const geometry = pointGeometry ? axesOf2dGrid(lon, lat, nx, ny, pole, fileAxes) : undefined;
-    return { grid: geometry ? { ...grid, geometry } : grid, layout: "SNAP" };
+    const geometry = axesOf2dGrid(lon, lat, nx, ny, pole, await fileAxesOf(source, axis(yDimension), axis(xDimension), fail));
+    if (geometry) return { grid: { ...grid, geometry }, layout: "SNAP" };
+    const poleMissing = gridMapping && !pole && textAttribute(gridMapping.attributes, "grid_mapping_name") === "rotated_latitude_longitude";
+    const noGeometry = poleMissing
+      ? {
+          message: `its grid mapping ${gridMapping.name} is rotated_latitude_longitude without grid_north_pole_latitude and grid_north_pole_longitude, ${NO_LOOKUP}`,
+          fix: `add grid_north_pole_latitude and grid_north_pole_longitude to ${gridMapping.name} as the model defines its pole`,
+        }
+      : {
+          message: `its 2-D ${latitude2d.name}/${longitude2d.name} are not a product of two axes${pole ? " in its rotated pole's coordinates" : ""}, ${NO_LOOKUP}`,
+          fix: "for point queries, give the output on a regular latitude/longitude or rotated-pole grid (e.g. regridded with cdo remapbil)",
+        };
+    return { grid: { ...grid, noGeometry }, layout: "SNAP" };
   }
 
   // EEMEP: 1-D latitude over y and longitude over x.
@@ -364,8 +375,10 @@ async function readGrid(
       }
     }
     const grid = curvilinearGrid(lon, lat, nx, ny);
-    const axes = await rotatedAxes(source, yAxis, xAxis, fail);
-    return { grid: axes ? { ...grid, geometry: { kind: "rotated", ...axes, ...pole! } } : grid, layout: "SNAP" };
+    const axes = await fileAxesOf(source, yAxis, xAxis, fail);
+    if (axes) return { grid: { ...grid, geometry: { kind: "rotated", ...axes, ...pole! } }, layout: "SNAP" };
+    const noGeometry = { message: `its rotated axes ${xAxis.name} and ${yAxis.name} are not strictly monotonic, ${NO_LOOKUP}`, fix: `write ${xAxis.name} and ${yAxis.name} as the rotated longitudes and latitudes of the cell centres, in order` };
+    return { grid: { ...grid, noGeometry }, layout: "SNAP" };
   }
 
   return fail(
@@ -374,8 +387,10 @@ async function readGrid(
   );
 }
 
-/** A rotated grid's 1-D axes of cell centres as the file writes them; undefined without both, or when not strictly monotonic. */
-async function rotatedAxes(source: NetcdfSource, yAxis: SourceVariable | undefined, xAxis: SourceVariable | undefined, fail: Fail): Promise<{ x: number[]; y: number[] } | undefined> {
+const NO_LOOKUP = "so /point and /route cannot look places up in its grid (its maps and ash areas are published)";
+
+/** The 1-D axes of cell centres as the file writes them (x longitudes, unwrapped); undefined without both, or when not strictly monotonic. */
+async function fileAxesOf(source: NetcdfSource, yAxis: SourceVariable | undefined, xAxis: SourceVariable | undefined, fail: Fail): Promise<{ x: number[]; y: number[] } | undefined> {
   if (!yAxis || !xAxis) return undefined;
   const y = await readCoordinates(source, yAxis, fail);
   const x = unwrapAxis(await readCoordinates(source, xAxis, fail));

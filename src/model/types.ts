@@ -34,6 +34,8 @@ export interface ModelGrid {
    * axes, from the file's axes or its 2-D arrays: src/model/gridAxes.ts); absent for any other curvilinear grid.
    */
   geometry?: GridGeometry;
+  /** Why a grid has no geometry, and how to give it one (the build warns with it). */
+  noGeometry?: { message: string; fix: string };
 }
 
 export interface ModelVariable {

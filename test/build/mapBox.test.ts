@@ -22,6 +22,11 @@ describe("mapBox", () => {
     expect(mapBox({ west: 170, east: 179, south: 50, north: 56 }, { lat: 52, lon: -179 })).toEqual({ west: 166, east: -175, south: 48, north: 58 });
   });
 
+  it("keeps an edge at exactly 180° where it is: a box that does not cross is not written as one that does", () => {
+    expect(mapBox({ west: 150, east: 176, south: 50, north: 56 }, undefined)).toEqual({ west: 146, east: 180, south: 48, north: 58 });
+    expect(mapBox({ west: -176, east: -150, south: 50, north: 56 }, undefined)).toEqual({ west: -180, east: -146, south: 48, north: 58 });
+  });
+
   it("shows the whole circle when the margins would wrap it", () => {
     expect(mapBox({ west: -170, east: 170, south: -10, north: 10 }, undefined)).toMatchObject({ west: -180, east: 180 });
   });

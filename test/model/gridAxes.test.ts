@@ -51,6 +51,20 @@ describe("axesOf2dGrid", () => {
     expect(axesOf2dGrid(lon, lat, xs.length, ys.length, POLE, indices)).toEqual(derived);
   });
 
+  it("finds rotated axes across the rotated ±180°, and with a north_pole_grid_longitude", () => {
+    const pole = { poleLat: 40, poleLon: -170, northPoleGridLon: 30 };
+    const xs = range(170, 0.5, 30); // rotated longitudes 170 … 184.5, i.e. past -180 as the rotation gives them
+    const ys = range(-5, 0.5, 20);
+    const { lon, lat } = arrays(xs, ys, (x, y) => rotatedToGeographic(x, y, pole.poleLat, pole.poleLon, pole.northPoleGridLon));
+    const geometry = axesOf2dGrid(lon, lat, xs.length, ys.length, pole);
+    expect(geometry).toMatchObject({ kind: "rotated", ...pole });
+    expect(maxDifference(geometry!.x, xs)).toBeLessThan(1e-4);
+    expect(maxDifference(geometry!.y, ys)).toBeLessThan(1e-4);
+    // Without the grid longitude of the pole, the same arrays are rotated 30° the other way: still a product, other axes.
+    const shifted = axesOf2dGrid(lon, lat, xs.length, ys.length, { ...pole, northPoleGridLon: 0 });
+    expect(maxDifference(shifted!.x, xs.map((x) => x - 30))).toBeLessThan(1e-4);
+  });
+
   it("refuses grids that are not a product of two axes", () => {
     const xs = range(-20, 0.5, 12);
     const ys = range(60, 0.5, 8);

@@ -104,8 +104,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN
       {
         severity: "warning",
         file: "2019-04-03-sheared/snap_20190403T000000.nc",
-        message: expect.stringMatching(/neither a product of two axes nor a rotated pole's, so \/point and \/route cannot look places up in it/),
-        fix: expect.stringMatching(/latitude_longitude or rotated_latitude_longitude/),
+        message: "its 2-D latitude/longitude are not a product of two axes, so /point and /route cannot look places up in its grid (its maps and ash areas are published)",
+        fix: expect.stringMatching(/regular latitude\/longitude or rotated-pole grid/),
       },
     ]);
   });
@@ -133,7 +133,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN
   }
 
   it("a place outside the latitude_longitude grid is outside its domain", async () => {
-    expectProblem(await http(server, `/point?lat=10&lon=-35&reftime=${GEOGRAPHIC}`, { headers: UA }), 422);
+    const problem = expectProblem(await http(server, `/point?lat=10&lon=-35&reftime=${GEOGRAPHIC}`, { headers: UA }), 422);
+    expect(problem.detail).toMatch(/^lat 10, lon -35 is outside the domain of every model of run 2019-04-01T00:00:00Z/);
   });
 
   it("on the sheared grid, /point and /route say the model's grid cannot be looked up", async () => {

@@ -28,13 +28,8 @@ export const modelOutputReader: InputReader = {
     try {
       const opened = await openModelOutput(file.absolutePath, file.displayPath);
       output = opened;
-      if (!opened.grid.geometry) {
-        issues.warning(
-          file.displayPath,
-          "its 2-D latitude/longitude are neither a product of two axes nor a rotated pole's, so /point and /route cannot look places up in it (its maps and ash areas are published)",
-          "write the grid's own axes (x and y) with a latitude_longitude or rotated_latitude_longitude grid mapping",
-        );
-      }
+      const { noGeometry } = opened.grid;
+      if (noGeometry) issues.warning(file.displayPath, noGeometry.message, noGeometry.fix);
       const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3);
       return { kind: "model-output", file, model };
     } catch (error) {
