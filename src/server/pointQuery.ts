@@ -129,9 +129,17 @@ function writeStep(grid: ServedGrid, t: number, code: number): void {
   writer.bytes(code === MISSING_CODE ? MISSING_TAIL : parts.classTails[grid.classIndexOf(code)]!);
 }
 
-/** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once. */
+/**
+ * The 422 for a run without point grids, saying which kind it is: a run with model output has its PNG map
+ * (only model output draws one), so its grid is one no place can be looked up in (the build warned).
+ */
+export function withoutGrids(run: { reftime: string; png?: string | undefined }, action: string): QueryProblem {
+  const why = run.png !== undefined ? "its model output is on a grid no place can be looked up in (the build report names the file and why)" : "its ash areas are forecasters' drawings";
+  return { kind: "problem", status: 422, detail: `the run ${run.reftime} has no model output to ${action}: ${why}; use /resources for its ash areas` };
+}
+
+/** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once; grids not empty. */
 export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
-  if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to query (its ash areas are forecasters' drawings, or its model's grid is not one a place can be looked up in); use /resources for its ash areas` };
   const outside: string[] = [];
   let inForecast = false;
   let answered = 0;

@@ -10,7 +10,7 @@ import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
-import { answerPoint, coordinateParameter, timeParameter, type AnswerText } from "./pointQuery.ts";
+import { answerPoint, coordinateParameter, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
@@ -105,6 +105,10 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   const known = context.grids.answer(etag);
   if (known !== undefined) return ok(known);
   const finish = (grids: readonly ServedGrid[]): Reply => {
+    if (grids.length === 0) {
+      const refusal = withoutGrids(run, "query");
+      return problem(refusal.status, refusal.detail);
+    }
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
     if ("kind" in answer) return problem(answer.status, answer.detail);
     context.grids.rememberAnswer(etag, answer);

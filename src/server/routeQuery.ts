@@ -90,7 +90,6 @@ class Stretches {
 }
 
 export function answerRoute(reftime: string, grids: readonly ServedGrid[], route: RouteInput): RouteAnswer | QueryProblem {
-  if (grids.length === 0) return { kind: "problem", status: 422, detail: `the run ${reftime} has no model output to follow a route through (its ash areas are forecasters' drawings, or its model's grid is not one a place can be looked up in); use /resources for its ash areas` };
   const plans = grids.map((grid) => plan(route, grid));
   for (const [g, p] of plans.entries()) {
     if (p.total > MAX_ROUTE_SAMPLES) {

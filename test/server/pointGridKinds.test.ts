@@ -1,8 +1,8 @@
 /**
  * /point on SNAP grids given only as 2-D latitude/longitude: SNAP's `latitude_longitude` mapping, and a
  * rotated pole whose x/y are bare cell indices, answer the file's values at its own centres (read with
- * ncdump); a grid of no two axes is published with a warning that names the file, and /point says why it
- * cannot answer there instead of claiming the run has no model output.
+ * ncdump); a grid of no two axes is published with a warning that names the file, and /point and /route say
+ * so, not that the run's ash areas are forecasters' drawings (which they say for a run of drawings).
  */
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -13,12 +13,13 @@ import type { PointAnswer } from "../../src/contract/queries.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
 import { HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir } from "../model/helpers.ts";
 import { ncdumpValues } from "./pointFixtures.ts";
-import { buildSite, expectProblem, http, makeSite, serve, type Site } from "./serverFixtures.ts";
+import { addRun, buildSite, expectProblem, http, makeSite, serve, type Site } from "./serverFixtures.ts";
 
 const UA = { "user-agent": "ashcast-test/1 point-grids" };
 const GEOGRAPHIC = "2019-04-01T00:00:00Z";
 const INDEX_AXES = "2019-04-02T00:00:00Z";
 const SHEARED = "2019-04-03T00:00:00Z";
+const DRAWINGS = "2019-04-04T00:00:00Z";
 const SIZE = { nx: 40, ny: 30, steps: 6, res: 0.5, lat0: 55, lon0: -35 } as const;
 
 let site: Site;
@@ -71,6 +72,7 @@ beforeAll(async () => {
     const dir = await runFolder("2019-04-03-sheared", SHEARED, "A grid no two axes make");
     await copyFile(made, path.join(dir, path.basename(made)));
   }
+  await addRun(site, "2019-04-04-drawings", DRAWINGS);
   result = await buildSite(site);
   server = await serve(site);
 }, 120_000);
@@ -96,9 +98,9 @@ function cellsToAsk(field: Float64Array): number[] {
 }
 
 describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
-  it("the build publishes all three, and warns only about the grid no place can be looked up in", () => {
+  it("the build publishes all four, and warns only about the grid no place can be looked up in", () => {
     expect(result.report.counts.errors, JSON.stringify(result.report.runs.flatMap((run) => run.issues))).toBe(0);
-    expect(result.report.counts.published).toBe(3);
+    expect(result.report.counts.published).toBe(4);
     const warnings = result.report.runs.flatMap((run) => run.issues.filter((issue) => issue.severity === "warning"));
     expect(warnings).toEqual([
       {
@@ -137,12 +139,20 @@ describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN
     expect(problem.detail).toMatch(/^lat 10, lon -35 is outside the domain of every model of run 2019-04-01T00:00:00Z/);
   });
 
+  const askRoute = (reftime: string) => {
+    const body = JSON.stringify({ type: "Feature", properties: {}, geometry: { type: "LineString", coordinates: [[-20, 60, 3000], [-17, 62, 3000]] } });
+    return http(server, `/route?reftime=${reftime}`, { method: "POST", headers: { ...UA, "content-type": "application/geo+json", "content-length": String(Buffer.byteLength(body)) }, body });
+  };
+
   it("on the sheared grid, /point and /route say the model's grid cannot be looked up", async () => {
-    const problem = expectProblem(await http(server, `/point?lat=61&lon=-19&reftime=${SHEARED}`, { headers: UA }), 422);
-    expect(problem.detail).toMatch(/grid is not one a place can be looked up in/);
-    const route = { type: "Feature", properties: {}, geometry: { type: "LineString", coordinates: [[-20, 60, 3000], [-17, 62, 3000]] } };
-    const body = JSON.stringify(route);
-    const res = await http(server, `/route?reftime=${SHEARED}`, { method: "POST", headers: { ...UA, "content-type": "application/geo+json", "content-length": String(Buffer.byteLength(body)) }, body });
-    expect(expectProblem(res, 422).detail).toMatch(/grid is not one a place can be looked up in/);
+    const expected = `the run ${SHEARED} has no model output to query: its model output is on a grid no place can be looked up in (the build report names the file and why); use /resources for its ash areas`;
+    expect(expectProblem(await http(server, `/point?lat=61&lon=-19&reftime=${SHEARED}`, { headers: UA }), 422).detail).toBe(expected);
+    expect(expectProblem(await askRoute(SHEARED), 422).detail).toBe(expected.replace("to query", "to follow a route through"));
+  });
+
+  it("on a run of forecasters' drawings, they say so", async () => {
+    const expected = `the run ${DRAWINGS} has no model output to query: its ash areas are forecasters' drawings; use /resources for its ash areas`;
+    expect(expectProblem(await http(server, `/point?lat=63.98&lon=-19.7&reftime=${DRAWINGS}`, { headers: UA }), 422).detail).toBe(expected);
+    expect(expectProblem(await askRoute(DRAWINGS), 422).detail).toBe(expected.replace("to query", "to follow a route through"));
   });
 });

@@ -7,7 +7,7 @@
 import type { Context, Hono } from "hono";
 import type { ReleaseView } from "../app.ts";
 import { PointGridStore } from "../pointGrids.ts";
-import type { QueryProblem } from "../pointQuery.ts";
+import { withoutGrids, type QueryProblem } from "../pointQuery.ts";
 import { pointReply, type PointContext } from "../pointReply.ts";
 import { problemResponse } from "../problem.ts";
 import { CORS_HEADERS, type Representations } from "../representation.ts";
@@ -58,7 +58,9 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
     const run = selectRun(source.current, c.req.queries("reftime"), base);
     if (run === undefined) return respond.noContent();
     if ("kind" in run) return refuse(run);
-    const answer = answerRoute(run.reftime, await grids.gridsOfRun(run, (r, prefix) => source.readRunArtefacts(r, prefix)), parsed);
+    const runGrids = await grids.gridsOfRun(run, (r, prefix) => source.readRunArtefacts(r, prefix));
+    if (runGrids.length === 0) return refuse(withoutGrids(run, "follow a route through"));
+    const answer = answerRoute(run.reftime, runGrids, parsed);
     if ("kind" in answer) return refuse(answer);
     // A POST answer: not reusable by caches (RFC 9110 §9.3.3 allows it only with explicit freshness; none is given).
     return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": JSON_TYPE, "cache-control": "no-store", ...CORS_HEADERS } });
