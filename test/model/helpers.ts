@@ -114,6 +114,39 @@ export function eemepCdl(spec: CdlSpec = {}): string {
   return `${lines.join("\n")}\n`;
 }
 
+export interface Grid2dSpec {
+  /** The grid's own coordinates of the columns and rows (rotated degrees for a rotated pole). */
+  xs: number[];
+  ys: number[];
+  /** Where a column and row lie: the 2-D longitude and latitude written. */
+  toLonLat: (x: number, y: number) => [number, number];
+  /** Attribute lines of a `projection` grid mapping the field names; none without. */
+  mapping?: string[];
+  /** 1-D x/y variables with these values and attribute lines (e.g. `x:standard_name = "longitude"`). */
+  axes?: { x: number[]; y: number[]; attributes: string[] };
+  /** Hourly steps (1 by default); the field's value at index k of (time, y, x) is `value(k)`, k by default. */
+  steps?: number;
+  value?: (k: number) => number;
+}
+
+/** A small SNAP-shaped CDL on (y, x) with 2-D `latitude`/`longitude` and one field, MAX6h_ASH_fl000-200 in ug/m3. */
+export function grid2dCdl(spec: Grid2dSpec): string {
+  const { xs, ys, mapping, axes } = spec;
+  const steps = spec.steps ?? 1;
+  const cells = ys.flatMap((y) => xs.map((x) => spec.toLonLat(x, y)));
+  const lines = ["netcdf grid2d {", "dimensions:", "  time = UNLIMITED ;", `  x = ${xs.length} ;`, `  y = ${ys.length} ;`, "variables:", "  double time(time) ;", '    time:units = "hours since 2019-04-03 00:00:00" ;'];
+  if (axes) lines.push("  double x(x) ;", "  double y(y) ;", ...axes.attributes.map((line) => `    ${line} ;`));
+  if (mapping) lines.push("  int projection ;", ...mapping.map((line) => `    projection:${line} ;`));
+  lines.push("  double latitude(y, x) ;", '    latitude:units = "degrees_north" ;', "  double longitude(y, x) ;", '    longitude:units = "degrees_east" ;');
+  lines.push("  float MAX6h_ASH_fl000-200(time, y, x) ;", '    MAX6h_ASH_fl000-200:units = "ug/m3" ;');
+  if (mapping) lines.push('    MAX6h_ASH_fl000-200:grid_mapping = "projection" ;');
+  lines.push("data:", `  time = ${Array.from({ length: steps }, (_, t) => t + 1).join(", ")} ;`);
+  if (axes) lines.push(`  x = ${axes.x.join(", ")} ;`, `  y = ${axes.y.join(", ")} ;`);
+  lines.push(`  latitude = ${cells.map((c) => c[1]).join(", ")} ;`, `  longitude = ${cells.map((c) => c[0]).join(", ")} ;`);
+  lines.push(`  MAX6h_ASH_fl000-200 = ${Array.from({ length: steps * cells.length }, (_, k) => (spec.value ?? ((i: number) => i))(k)).join(", ")} ;`, "}");
+  return `${lines.join("\n")}\n`;
+}
+
 /** Asserts that `action` rejects with a UserError naming `where`, matching `message`, with a fix. */
 export async function expectUserError(action: Promise<unknown> | (() => Promise<unknown>), where: string, message: RegExp): Promise<UserError> {
   let caught: unknown;

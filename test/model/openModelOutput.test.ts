@@ -10,7 +10,7 @@ import { arcDegrees, rotatedToGeographic } from "../../src/model/gridMapping.ts"
 import { h5wasmReady } from "../../src/model/netcdf4.ts";
 import { isModelOutputFile, modelFileFormat, openModelOutput } from "../../src/model/openModelOutput.ts";
 import { FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../src/model/types.ts";
-import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, rotatedByVectors, SMALL_LAT, SMALL_LON, tempDir } from "./helpers.ts";
+import { eemepCdl, grid2dCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, rotatedByVectors, SMALL_LAT, SMALL_LON, tempDir } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -303,34 +303,6 @@ data:
   describe("a SNAP grid given as 2-D latitude/longitude: its axes for point queries, or why it has none", () => {
     const xs = [10, 10.5, 11, 11.5];
     const ys = [60, 60.5, 61];
-    /** A SNAP-shaped file on (y, x) with 2-D latitude/longitude, a `projection` of `mapping` lines, and x/y when given. */
-    function cdl(mapping: string[], toLonLat: (x: number, y: number) => [number, number], axes?: { x: number[]; y: number[]; attributes: string[] }): string {
-      const cells = ys.flatMap((y) => xs.map((x) => toLonLat(x, y)));
-      return `netcdf grid2d {
-dimensions:
-  time = UNLIMITED ;
-  x = ${xs.length} ;
-  y = ${ys.length} ;
-variables:
-  double time(time) ;
-    time:units = "hours since 2019-04-03 00:00:00" ;
-${axes ? `  double x(x) ;\n  double y(y) ;\n${axes.attributes.map((line) => `    ${line} ;`).join("\n")}\n` : ""}  int projection ;
-${mapping.map((line) => `    projection:${line} ;`).join("\n")}
-  double latitude(y, x) ;
-    latitude:units = "degrees_north" ;
-  double longitude(y, x) ;
-    longitude:units = "degrees_east" ;
-  float MAX6h_ASH_fl000-200(time, y, x) ;
-    MAX6h_ASH_fl000-200:units = "ug/m3" ;
-    MAX6h_ASH_fl000-200:grid_mapping = "projection" ;
-data:
-  time = 1 ;
-${axes ? `  x = ${axes.x.join(", ")} ;\n  y = ${axes.y.join(", ")} ;\n` : ""}  latitude = ${cells.map((c) => c[1]).join(", ")} ;
-  longitude = ${cells.map((c) => c[0]).join(", ")} ;
-  MAX6h_ASH_fl000-200 = ${cells.map((_, k) => k).join(", ")} ;
-}
-`;
-    }
     async function gridOf(text: string) {
       const file = await ncgen(text, path.join(await tempDir(), "grid2d.nc"), "classic");
       const output = await openModelOutput(file, "run/grid2d.nc");
@@ -338,28 +310,29 @@ ${axes ? `  x = ${axes.x.join(", ")} ;\n  y = ${axes.y.join(", ")} ;\n` : ""}  l
       return output.grid;
     }
     const rotated = (x: number, y: number) => rotatedToGeographic(x, y, 22, 140);
+    const POLE_MAPPING = ['grid_mapping_name = "rotated_latitude_longitude"', "grid_north_pole_latitude = 22.", "grid_north_pole_longitude = 140."];
 
     it("latitude_longitude: the file's own x/y as the axes", async () => {
-      const grid = await gridOf(cdl(['grid_mapping_name = "latitude_longitude"'], (x, y) => [x, y], { x: xs, y: ys, attributes: ['x:standard_name = "longitude"', 'y:standard_name = "latitude"'] }));
+      const grid = await gridOf(grid2dCdl({ xs, ys, mapping: ['grid_mapping_name = "latitude_longitude"'], toLonLat: (x, y) => [x, y], axes: { x: xs, y: ys, attributes: ['x:standard_name = "longitude"', 'y:standard_name = "latitude"'] } }));
       expect(grid.geometry).toEqual({ kind: "regular", x: xs, y: ys });
       expect(grid.noGeometry).toBeUndefined();
     });
 
     it("rotated, with x/y as bare indices: the rotated axes from the arrays", async () => {
-      const grid = await gridOf(cdl(['grid_mapping_name = "rotated_latitude_longitude"', "grid_north_pole_latitude = 22.", "grid_north_pole_longitude = 140."], rotated, { x: [0, 1, 2, 3], y: [0, 1, 2], attributes: [] }));
+      const grid = await gridOf(grid2dCdl({ xs, ys, mapping: POLE_MAPPING, toLonLat: rotated, axes: { x: [0, 1, 2, 3], y: [0, 1, 2], attributes: [] } }));
       expect(grid.geometry?.kind).toBe("rotated");
       grid.geometry!.x.forEach((value, i) => expect(value).toBeCloseTo(xs[i]!, 6));
       grid.geometry!.y.forEach((value, j) => expect(value).toBeCloseTo(ys[j]!, 6));
     });
 
     it("says why there is none: a rotated mapping without its pole, or arrays of no two axes", async () => {
-      const noPole = await gridOf(cdl(['grid_mapping_name = "rotated_latitude_longitude"'], rotated));
+      const noPole = await gridOf(grid2dCdl({ xs, ys, mapping: ['grid_mapping_name = "rotated_latitude_longitude"'], toLonLat: rotated }));
       expect(noPole.geometry).toBeUndefined();
       expect(noPole.noGeometry).toEqual({
         message: "its grid mapping projection is rotated_latitude_longitude without grid_north_pole_latitude and grid_north_pole_longitude, so /point and /route cannot look places up in its grid (its maps and ash areas are published)",
         fix: "add grid_north_pole_latitude and grid_north_pole_longitude to projection as the model defines its pole",
       });
-      const sheared = await gridOf(cdl(['grid_mapping_name = "rotated_latitude_longitude"', "grid_north_pole_latitude = 22.", "grid_north_pole_longitude = 140."], (x, y) => rotated(x, y + 0.05 * (x - 10))));
+      const sheared = await gridOf(grid2dCdl({ xs, ys, mapping: POLE_MAPPING, toLonLat: (x, y) => rotated(x, y + 0.05 * (x - 10)) }));
       expect(sheared.geometry).toBeUndefined();
       expect(sheared.noGeometry?.message).toBe("its 2-D latitude/longitude are not a product of two axes in its rotated pole's coordinates, so /point and /route cannot look places up in its grid (its maps and ash areas are published)");
     });

@@ -11,7 +11,7 @@ import { writeSnapOutput, type WrittenOutput } from "../../scripts/make-model-ou
 import type { BuildResult } from "../../src/build/build.ts";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
-import { HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir } from "../model/helpers.ts";
+import { grid2dCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir } from "../model/helpers.ts";
 import { ncdumpValues } from "./pointFixtures.ts";
 import { addRun, buildSite, expectProblem, http, makeSite, serve, type Site } from "./serverFixtures.ts";
 
@@ -35,33 +35,7 @@ async function runFolder(name: string, reftime: string, description?: string): P
 }
 
 /** SNAP-shaped, 2-D latitude/longitude sheared by a tenth of a cell per column: no two axes make it. */
-function shearedCdl(): string {
-  const nx = 4;
-  const ny = 3;
-  const cells = Array.from({ length: nx * ny }, (_, k) => ({ i: k % nx, j: Math.floor(k / nx) }));
-  return `netcdf sheared {
-dimensions:
-  time = UNLIMITED ;
-  x = ${nx} ;
-  y = ${ny} ;
-variables:
-  double time(time) ;
-    time:units = "hours since 2019-04-03 00:00:00" ;
-  float latitude(y, x) ;
-    latitude:units = "degrees_north" ;
-  float longitude(y, x) ;
-    longitude:units = "degrees_east" ;
-  float MAX6h_ASH_fl000-200(time, y, x) ;
-    MAX6h_ASH_fl000-200:units = "ug/m3" ;
-    MAX6h_ASH_fl000-200:coordinates = "longitude latitude" ;
-data:
-  time = 1, 2 ;
-  latitude = ${cells.map(({ i, j }) => 60 + j + 0.1 * i).join(", ")} ;
-  longitude = ${cells.map(({ i }) => -20 + i).join(", ")} ;
-  MAX6h_ASH_fl000-200 = ${Array.from({ length: 2 * nx * ny }, (_, k) => k * 100).join(", ")} ;
-}
-`;
-}
+const shearedCdl = () => grid2dCdl({ xs: [-20, -19, -18, -17], ys: [60, 61, 62], toLonLat: (x, y) => [x, y + 0.1 * (x + 20)], steps: 2, value: (k) => k * 100 });
 
 beforeAll(async () => {
   site = await makeSite("ashcast-point-grids-");
