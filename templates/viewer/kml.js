@@ -21,13 +21,24 @@ const ashKml = (() => {
   }
 
   const child = (/** @type {Element} */ parent, /** @type {string} */ name) => parent.getElementsByTagName(name)[0];
-  const ringOf = (/** @type {Element | undefined} */ ring) =>
-    (child(ring ?? document.createElement("x"), "coordinates")?.textContent ?? "")
+  /**
+   * A ring's positions as [lat, lon], longitudes made continuous: an edge across 180° (written 179 then
+   * -179, as Google Earth reads it: the shorter way round) goes on to 181 instead of round the world.
+   */
+  const ringOf = (/** @type {Element | undefined} */ ring) => {
+    let previous = Number.NaN;
+    return (child(ring ?? document.createElement("x"), "coordinates")?.textContent ?? "")
       .trim()
       .split(/\s+/)
       .map((tuple) => tuple.split(",").map(Number))
       .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
-      .map((p) => /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), /** @type {number} */ (p[0])]));
+      .map((p) => {
+        const given = /** @type {number} */ (p[0]);
+        const lon = Number.isNaN(previous) ? given : given - 360 * Math.round((given - previous) / 360);
+        previous = lon;
+        return /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), lon]);
+      });
+  };
 
   const classLabel = (/** @type {number} */ lower, /** @type {string | number | null} */ upper, /** @type {string} */ units) =>
     upper === null ? `≥ ${lower} ${units}` : `${lower} – ${upper} ${units}`;

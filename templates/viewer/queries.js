@@ -76,12 +76,13 @@ const ashQueries = (() => {
       document.body.dataset.point = `${place.lat}|${place.lon}|${band}`;
     }
 
-    async function pointAt(/** @type {number} */ lat, /** @type {number} */ lon) {
+    /** The values at a place (`lon` within ±180), marked where it was clicked (`drawnLon`: past 180 on a run across it). */
+    async function pointAt(/** @type {number} */ lat, /** @type {number} */ lon, drawnLon = lon) {
       const reftime = shown.reftime();
       if (!reftime) return;
       const ticket = ++pointTicket;
       placeLayer.clearLayers();
-      L.circleMarker([lat, lon], { radius: 6, color: "#0a58ca", weight: 2, fillOpacity: 0.3, interactive: false }).addTo(placeLayer);
+      L.circleMarker([lat, drawnLon], { radius: 6, color: "#0a58ca", weight: 2, fillOpacity: 0.3, interactive: false }).addTo(placeLayer);
       $("point").hidden = false;
       $("point-title").textContent = `At ${lat.toFixed(2)}, ${lon.toFixed(2)}`;
       $("point-list").replaceChildren(item("Loading…"));
@@ -103,7 +104,7 @@ const ashQueries = (() => {
       const { lat, lng } = event.latlng;
       // Leaflet's longitudes run on past ±180 as the map is panned round the world.
       const lon = ((((lng + 180) % 360) + 360) % 360) - 180;
-      void pointAt(lat, lon);
+      void pointAt(lat, lon, lng);
     });
 
     async function route(/** @type {File} */ file) {
@@ -128,15 +129,23 @@ const ashQueries = (() => {
         return;
       }
       const answer = /** @type {{ models: ModelRoute[] }} */ (await response.json());
-      const coordinates = /** @type {number[][]} */ (geojson?.geometry?.coordinates ?? []);
-      L.polyline(coordinates.map(([lon, lat]) => /** @type {L.LatLngTuple} */ ([lat ?? 0, lon ?? 0])), { color: "#0a58ca", weight: 2, interactive: false }).addTo(routeLayer);
+      // Longitudes made continuous (a flight across 180° goes on to 181, not back round the world), and the
+      // encounters put on the same turn of the world, nearest the middle of the route.
+      let previous = Number.NaN;
+      const path = /** @type {number[][]} */ (geojson?.geometry?.coordinates ?? []).map(([lon = 0, lat = 0]) => {
+        previous = Number.isNaN(previous) ? lon : lon - 360 * Math.round((lon - previous) / 360);
+        return /** @type {L.LatLngTuple} */ ([lat, previous]);
+      });
+      const middle = path.length ? (Math.min(...path.map((p) => p[1])) + Math.max(...path.map((p) => p[1]))) / 2 : 0;
+      const onRoute = (/** @type {{ lat: number, lon: number }} */ p) => /** @type {L.LatLngTuple} */ ([p.lat, p.lon - 360 * Math.round((p.lon - middle) / 360)]);
+      L.polyline(path, { color: "#0a58ca", weight: 2, interactive: false }).addTo(routeLayer);
       /** @type {HTMLLIElement[]} */
       const items = [];
       let encounters = 0;
       for (const model of answer.models) {
         for (const e of model.encounters ?? []) {
           encounters++;
-          L.polyline([[e.entry.lat, e.entry.lon], [e.exit.lat, e.exit.lon]], { color: "#b00020", weight: 6, interactive: false }).addTo(routeLayer);
+          L.polyline([onRoute(e.entry), onRoute(e.exit)], { color: "#b00020", weight: 6, interactive: false }).addTo(routeLayer);
           items.push(item(`${e.band} ${e.class} up to ${mg(e.highest)}: ${e.entry.time ? formatTime(e.entry.time) : ""} at ${e.entry.km.toFixed(0)} km to ${e.exit.time ? formatTime(e.exit.time) : ""} at ${e.exit.km.toFixed(0)} km (FL${Math.round(e.entry.fl)})`, `class-${e.class}`));
         }
         for (const s of model.steps ?? []) if (s.class !== "none") items.push(item(`${formatTime(s.time)}: up to ${mg(s.value)} (${s.class}) in ${s.band}`, `class-${s.class}`));
@@ -148,7 +157,7 @@ const ashQueries = (() => {
       if (!items.length) items.push(item(timed ? "No ash at or above the lowest threshold along the route." : "The route is clear at every step."));
       list.replaceChildren(...items);
       document.body.dataset.route = `${encounters}`;
-      map.fitBounds(L.polyline(coordinates.map(([lon, lat]) => /** @type {L.LatLngTuple} */ ([lat ?? 0, lon ?? 0]))).getBounds(), { padding: [24, 24], animate: false });
+      map.fitBounds(L.polyline(path).getBounds(), { padding: [24, 24], animate: false });
     }
 
     const input = /** @type {HTMLInputElement} */ ($("route-file"));

@@ -28,7 +28,9 @@
   const play = /** @type {HTMLButtonElement} */ ($("play"));
   const status = $("status");
 
-  const map = L.map("map", { zoomSnap: 0.25, worldCopyJump: true, attributionControl: true });
+  // No worldCopyJump: a run across 180° is drawn east of it (longitudes past 180), and a jump to the
+  // other copy of the world on the first drag would leave its ash behind. Land is copied instead.
+  const map = L.map("map", { zoomSnap: 0.25, attributionControl: true });
   map.attributionControl.setPrefix("").addAttribution("Coastlines: Natural Earth");
   map.createPane("land").style.zIndex = "250";
   const landRenderer = L.canvas({ pane: "land" });
@@ -52,6 +54,8 @@
     loads: 0,
     /** Whether a reftime was asked for (else the latest run is shown, and a reload shows the latest again). */
     pinned: false,
+    /** The longitude the run's box is centred on (past 180 for a box across it): areas are drawn on its turn of the world. */
+    /** @type {number | undefined} */ centreLon: undefined,
   };
   /** @type {() => void} */
   let firstDrawn = () => {};
@@ -107,15 +111,30 @@
   // ---------------------------------------------------------------------------------------------
   // Drawing
 
+  /** A longitude moved by whole turns to within 180° of `centre` (unchanged without one). */
+  const nearTurn = (/** @type {number} */ lon, /** @type {number | undefined} */ centre) => (centre === undefined ? lon : lon - 360 * Math.round((lon - centre) / 360));
+
+  /** A polygon's rings on the turn of the world its outer ring's first position is nearest the run's box on. */
+  function onRunTurn(/** @type {L.LatLngTuple[][]} */ rings) {
+    const first = rings[0]?.[0];
+    if (!first) return rings;
+    const shift = nearTurn(first[1], state.centreLon) - first[1];
+    return rings.map((ring) => {
+      const ringShift = nearTurn(ring[0]?.[1] ?? first[1], first[1] + shift) - (ring[0]?.[1] ?? first[1]);
+      return ringShift ? ring.map(([lat, lon]) => /** @type {L.LatLngTuple} */ ([lat, lon + ringShift])) : ring;
+    });
+  }
+
   function drawStep(/** @type {Step} */ step) {
     ashLayer.clearLayers();
     for (const area of step.areas) {
-      L.polygon(area.latlngs, { renderer: ashRenderer, color: area.line, weight: 1.5, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
+      const latlngs = area.latlngs.map((polygon) => onRunTurn(/** @type {L.LatLngTuple[][]} */ (polygon)));
+      L.polygon(latlngs, { renderer: ashRenderer, color: area.line, weight: 1.5, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
     }
     volcanoLayer.clearLayers();
     if (step.volcano) {
       const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: [20, 20], iconAnchor: [10, 12] });
-      L.marker([step.volcano.lat, step.volcano.lon], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
+      L.marker([step.volcano.lat, nearTurn(step.volcano.lon, state.centreLon)], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
     }
     const list = $("legend-list");
     list.replaceChildren(
@@ -279,8 +298,10 @@
       document.body.dataset.drawn = `${model.meta.reftime}|none`;
     }
     const box = model.meta.latlonbox;
+    const east = box && (box.east < box.west ? box.east + 360 : box.east);
+    state.centreLon = box && east !== undefined ? (box.west + east) / 2 : undefined;
     // Not animated: what is drawn (and the pixel a test or a screenshot looks at) is the final view at once.
-    if (box) map.fitBounds([[box.south, box.west], [box.north, box.east < box.west ? box.east + 360 : box.east]], { padding: [12, 12], animate: false });
+    if (box && east !== undefined) map.fitBounds([[box.south, box.west], [box.north, east]], { padding: [12, 12], animate: false });
     state.time = wanted.time ?? undefined;
     const band = state.choices.findIndex((c) => c.label === wanted.band);
     selectChoice(band >= 0 ? band : 0);
@@ -345,6 +366,20 @@
     const options = /** @type {L.GeoJSONOptions} */ ({ pane: "land", renderer: landRenderer, interactive: false, style: { color: "#6f7f72", weight: 0.8, fillColor: "#f1efe4", fillOpacity: 1 } });
     L.geoJSON(land, options).addTo(map);
     requestAnimationFrame(() => performance.mark("coastlines-drawn"));
+    // The land one turn east or west too, once the view reaches past 180° (a run across it, or a pan):
+    // made only then, since each copy is as many points to project again.
+    /** @type {Set<number>} */
+    const copied = new Set();
+    const copyWhereSeen = () => {
+      const bounds = map.getBounds();
+      for (const turn of [bounds.getEast() > 180 ? 360 : 0, bounds.getWest() < -180 ? -360 : 0]) {
+        if (!turn || copied.has(turn)) continue;
+        copied.add(turn);
+        L.geoJSON(land, { ...options, coordsToLatLng: (/** @type {number[]} */ c) => L.latLng(/** @type {number} */ (c[1]), /** @type {number} */ (c[0]) + turn) }).addTo(map);
+      }
+    };
+    map.on("moveend", copyWhereSeen);
+    copyWhereSeen();
   }
 
   async function start() {
