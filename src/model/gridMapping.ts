@@ -36,12 +36,13 @@ export function rotatedToGeographic(rlon: number, rlat: number, poleLat: number,
   const cosPole = Math.cos(poleLat * DEG);
   const phi = rlat * DEG;
   const lambda = (rlon - northPoleGridLon) * DEG;
-  const lat = Math.asin(clamp(cosPole * Math.cos(phi) * Math.cos(lambda) + sinPole * Math.sin(phi), -1, 1));
+  const z = cosPole * Math.cos(phi) * Math.cos(lambda) + sinPole * Math.sin(phi);
   const poleLambda = poleLon * DEG;
   const common = -sinPole * Math.cos(lambda) * Math.cos(phi) + cosPole * Math.sin(phi);
   const y = Math.sin(poleLambda) * common - Math.cos(poleLambda) * Math.sin(lambda) * Math.cos(phi);
   const x = Math.cos(poleLambda) * common + Math.sin(poleLambda) * Math.sin(lambda) * Math.cos(phi);
-  return [wrapLongitude(Math.atan2(y, x) / DEG, 0), lat / DEG];
+  // atan2 of the vertical and horizontal parts rather than asin of the vertical: asin loses half the digits near a pole.
+  return [wrapLongitude(Math.atan2(y, x) / DEG, 0), Math.atan2(z, Math.hypot(x, y)) / DEG];
 }
 
 /** The inverse of rotatedToGeographic: geographic lon/lat to rotated [rlon, rlat]. */
@@ -50,10 +51,10 @@ export function geographicToRotated(lon: number, lat: number, poleLat: number, p
   const cosPole = Math.cos(poleLat * DEG);
   const phi = lat * DEG;
   const lambda = (lon - poleLon) * DEG;
-  const rlat = Math.asin(clamp(sinPole * Math.sin(phi) + cosPole * Math.cos(phi) * Math.cos(lambda), -1, 1));
+  const z = sinPole * Math.sin(phi) + cosPole * Math.cos(phi) * Math.cos(lambda);
   const y = -Math.cos(phi) * Math.sin(lambda);
   const x = -sinPole * Math.cos(phi) * Math.cos(lambda) + cosPole * Math.sin(phi);
-  return [wrapLongitude(Math.atan2(y, x) / DEG + northPoleGridLon, 0), rlat / DEG];
+  return [wrapLongitude(Math.atan2(y, x) / DEG + northPoleGridLon, 0), Math.atan2(z, Math.hypot(x, y)) / DEG];
 }
 
 /** Great-circle distance in degrees of arc. */
