@@ -8,6 +8,7 @@ import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { wrapLongitude } from "../model/gridMapping.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { inOrder } from "../flow/inOrder.ts";
+import { normaliseLon } from "../render/basemap.ts";
 import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { compactInstant } from "../time/instant.ts";
@@ -107,12 +108,11 @@ export function mapBox(published: LatLonBoxModel, volcano: { lat: number; lon: n
   const marginLat = Math.max(2, (north - south) * 0.15);
   const marginLon = Math.max(4, (east - west) * 0.15);
   const whole = east - west + 2 * marginLon >= 360;
-  // Only an edge past ±180° is wrapped: a box ending at 180°E stays a box that does not cross.
-  const withinCircle = (lon: number) => (lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon);
+  // normaliseLon keeps 180°E as 180: a box ending there stays a box that does not cross.
   return {
     north: Math.min(89, north + marginLat),
     south: Math.max(-89, south - marginLat),
-    east: whole ? 180 : withinCircle(east + marginLon),
-    west: whole ? -180 : withinCircle(west - marginLon),
+    east: whole ? 180 : normaliseLon(east + marginLon),
+    west: whole ? -180 : normaliseLon(west - marginLon),
   };
 }

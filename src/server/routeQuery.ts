@@ -89,6 +89,7 @@ class Stretches {
   }
 }
 
+/** The route through each of the run's grids (not empty: the route refuses a run without them, withoutGrids). */
 export function answerRoute(reftime: string, grids: readonly ServedGrid[], route: RouteInput): RouteAnswer | QueryProblem {
   const plans = grids.map((grid) => plan(route, grid));
   for (const [g, p] of plans.entries()) {

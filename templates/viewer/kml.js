@@ -21,6 +21,8 @@ const ashKml = (() => {
   }
 
   const child = (/** @type {Element} */ parent, /** @type {string} */ name) => parent.getElementsByTagName(name)[0];
+  /** A longitude moved by whole turns to within 180° of `reference` (unchanged without one). */
+  const nearTurn = (/** @type {number} */ lon, /** @type {number | undefined} */ reference) => (reference === undefined ? lon : lon - 360 * Math.round((lon - reference) / 360));
   /**
    * A ring's positions as [lat, lon], longitudes made continuous: an edge across 180° (written 179 then
    * -179, as Google Earth reads it: the shorter way round) goes on to 181 instead of round the world.
@@ -33,10 +35,8 @@ const ashKml = (() => {
       .map((tuple) => tuple.split(",").map(Number))
       .filter((p) => p.length >= 2 && Number.isFinite(p[0]) && Number.isFinite(p[1]))
       .map((p) => {
-        const given = /** @type {number} */ (p[0]);
-        const lon = Number.isNaN(previous) ? given : given - 360 * Math.round((given - previous) / 360);
-        previous = lon;
-        return /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), lon]);
+        previous = nearTurn(/** @type {number} */ (p[0]), Number.isNaN(previous) ? undefined : previous);
+        return /** @type {L.LatLngTuple} */ ([/** @type {number} */ (p[1]), previous]);
       });
   };
 
@@ -107,5 +107,5 @@ const ashKml = (() => {
     return step;
   }
 
-  return { parse: parseKml };
+  return { parse: parseKml, nearTurn };
 })();

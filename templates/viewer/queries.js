@@ -133,11 +133,11 @@ const ashQueries = (() => {
       // encounters put on the same turn of the world, nearest the middle of the route.
       let previous = Number.NaN;
       const path = /** @type {number[][]} */ (geojson?.geometry?.coordinates ?? []).map(([lon = 0, lat = 0]) => {
-        previous = Number.isNaN(previous) ? lon : lon - 360 * Math.round((lon - previous) / 360);
+        previous = ashKml.nearTurn(lon, Number.isNaN(previous) ? undefined : previous);
         return /** @type {L.LatLngTuple} */ ([lat, previous]);
       });
       const middle = path.length ? (Math.min(...path.map((p) => p[1])) + Math.max(...path.map((p) => p[1]))) / 2 : 0;
-      const onRoute = (/** @type {{ lat: number, lon: number }} */ p) => /** @type {L.LatLngTuple} */ ([p.lat, p.lon - 360 * Math.round((p.lon - middle) / 360)]);
+      const onRoute = (/** @type {{ lat: number, lon: number }} */ p) => /** @type {L.LatLngTuple} */ ([p.lat, ashKml.nearTurn(p.lon, middle)]);
       L.polyline(path, { color: "#0a58ca", weight: 2, interactive: false }).addTo(routeLayer);
       /** @type {HTMLLIElement[]} */
       const items = [];

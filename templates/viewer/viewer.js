@@ -111,16 +111,13 @@
   // ---------------------------------------------------------------------------------------------
   // Drawing
 
-  /** A longitude moved by whole turns to within 180° of `centre` (unchanged without one). */
-  const nearTurn = (/** @type {number} */ lon, /** @type {number | undefined} */ centre) => (centre === undefined ? lon : lon - 360 * Math.round((lon - centre) / 360));
-
   /** A polygon's rings on the turn of the world its outer ring's first position is nearest the run's box on. */
   function onRunTurn(/** @type {L.LatLngTuple[][]} */ rings) {
     const first = rings[0]?.[0];
     if (!first) return rings;
-    const shift = nearTurn(first[1], state.centreLon) - first[1];
+    const shift = ashKml.nearTurn(first[1], state.centreLon) - first[1];
     return rings.map((ring) => {
-      const ringShift = nearTurn(ring[0]?.[1] ?? first[1], first[1] + shift) - (ring[0]?.[1] ?? first[1]);
+      const ringShift = ashKml.nearTurn(ring[0]?.[1] ?? first[1], first[1] + shift) - (ring[0]?.[1] ?? first[1]);
       return ringShift ? ring.map(([lat, lon]) => /** @type {L.LatLngTuple} */ ([lat, lon + ringShift])) : ring;
     });
   }
@@ -134,7 +131,7 @@
     volcanoLayer.clearLayers();
     if (step.volcano) {
       const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: [20, 20], iconAnchor: [10, 12] });
-      L.marker([step.volcano.lat, nearTurn(step.volcano.lon, state.centreLon)], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
+      L.marker([step.volcano.lat, ashKml.nearTurn(step.volcano.lon, state.centreLon)], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
     }
     const list = $("legend-list");
     list.replaceChildren(
