@@ -1,5 +1,10 @@
 // The `ashcast` command's entry (bin/ashcast runs it on the pinned Node).
-import { main } from "./main.ts";
+import { enableCompileCache } from "node:module";
+
+// Node's compile cache (in the temp directory, keyed by source and Node version), as the build's workers use
+// it: the modules a command loads are stripped of their types and compiled once, not at every start.
+enableCompileCache();
+const { main } = await import("./main.ts");
 
 // A reader that stops early (`ashcast check | head`) closes the pipe: that ends the output, not in a crash.
 for (const stream of [process.stdout, process.stderr]) {
