@@ -9,15 +9,19 @@ import { forecasterGeoJson } from "../geo/forecasterGeoJson.ts";
 import { compactInstant } from "../time/instant.ts";
 import { jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { resourceKey } from "./artefactNames.ts";
+import { pauseEvery } from "../flow/pauses.ts";
+import { MAIN_THREAD_PAUSE_MS } from "./stepPool.ts";
 import type { AssembledRun } from "./assembleRun.ts";
 
 export const geoJsonResourceName = (reftime: string, slug: string, time?: string): string => (time ? `${reftime}/${slug}/${time}.geojson` : `${reftime}/${slug}.geojson`);
 const geoJsonFile = (slug: string, time?: string): string => (time ? `geojson/${slug}/${compactInstant(time)}.geojson` : `geojson/${slug}.geojson`);
 
-export function renderAshGeoJson(run: AssembledRun): ArtefactDraft[] {
+export async function renderAshGeoJson(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
   const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
-  return run.modelLayers.flatMap((layer) => {
+  const pause = pauseEvery(MAIN_THREAD_PAUSE_MS);
+  const drafts: ArtefactDraft[] = [];
+  for (const layer of run.modelLayers) {
     const draft = (steps: typeof layer.analysis.steps, time?: string): ArtefactDraft => {
       const name = geoJsonResourceName(reftime, layer.slug, time);
       const body = ashAreasGeoJson({
@@ -31,8 +35,13 @@ export function renderAshGeoJson(run: AssembledRun): ArtefactDraft[] {
       });
       return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: jsonBody(body), resourceName: name };
     };
-    return [draft(layer.analysis.steps), ...layer.analysis.steps.map((step) => draft([step], step.time))];
-  });
+    drafts.push(draft(layer.analysis.steps));
+    for (const step of layer.analysis.steps) {
+      await pause();
+      drafts.push(draft([step], step.time));
+    }
+  }
+  return drafts;
 }
 
 /** Twins of the forecasters' KML resources renderKmlLayers publishes: the whole file, and each time's split when the file has times. */

@@ -8,6 +8,7 @@ import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { wrapLongitude } from "../model/gridMapping.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { inOrder } from "../flow/inOrder.ts";
+import { pauseEvery } from "../flow/pauses.ts";
 import { normaliseLon } from "../render/basemap.ts";
 import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
@@ -15,15 +16,17 @@ import { compactInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, resourceUrl, runPngKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
-import { bufferOf, runStepTask, stepTaskWindow } from "./stepPool.ts";
+import { bufferOf, MAIN_THREAD_PAUSE_MS, runStepTask, stepTaskWindow } from "./stepPool.ts";
 
 export const imageResourceName = (reftime: string, slug: string, time: string): string => `${reftime}/${slug}/${time}.png`;
 export const imagesIndexName = (reftime: string): string => `${reftime}/images.json`;
 
-export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
+export async function renderModelKml(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
   const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
-  return run.modelLayers.flatMap((layer) => {
+  const pause = pauseEvery(MAIN_THREAD_PAUSE_MS);
+  const drafts: ArtefactDraft[] = [];
+  for (const layer of run.modelLayers) {
     const kml = (steps: typeof layer.analysis.steps) =>
       ashAreasKml({
         name: `${layer.analysis.band.label} ash areas, run ${reftime}`,
@@ -35,14 +38,14 @@ export function renderModelKml(run: AssembledRun): ArtefactDraft[] {
         ...(volcano ? { volcano } : {}),
       });
     const wholeName = kmlResourceName(reftime, layer.slug);
-    return [
-      { key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName },
-      ...layer.analysis.steps.map((step) => {
-        const name = kmlTimeResourceName(reftime, layer.slug, step.time);
-        return { key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name };
-      }),
-    ];
-  });
+    drafts.push({ key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName });
+    for (const step of layer.analysis.steps) {
+      await pause();
+      const name = kmlTimeResourceName(reftime, layer.slug, step.time);
+      drafts.push({ key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name });
+    }
+  }
+  return drafts;
 }
 
 /**

@@ -44,18 +44,27 @@ export const RUN_RENDERERS: readonly RunRenderer[] = [renderModelJson, renderKml
 /** Started before the others: they hand their work to the build's worker threads (src/build/stepPool.ts), which draw while this thread renders the rest. */
 const STARTED_FIRST: ReadonlySet<RunRenderer> = new Set([renderModelMaps]);
 
-/** The drafts of every renderer, in the renderers' order. */
-export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS): Promise<ArtefactDraft[]> {
-  const results = new Array<ArtefactDraft[] | Promise<ArtefactDraft[]>>(renderers.length);
-  const first = renderers.flatMap((render, i) => (STARTED_FIRST.has(render) ? [i] : []));
+/**
+ * The drafts of every renderer, in the renderers' order; `rendered` gets each renderer's drafts as soon
+ * as it has them (the build starts compressing text then, while maps are still drawn).
+ */
+export async function renderRun(run: AssembledRun, renderers: readonly RunRenderer[] = RUN_RENDERERS, rendered?: (drafts: ArtefactDraft[]) => void): Promise<ArtefactDraft[]> {
+  const results = new Array<Promise<ArtefactDraft[]>>(renderers.length);
+  const start = (i: number): void => {
+    const result = Promise.resolve(renderers[i]!(run));
+    results[i] = rendered
+      ? result.then((drafts) => {
+          rendered(drafts);
+          return drafts;
+        })
+      : result;
+  };
   try {
-    for (const i of first) results[i] = renderers[i]!(run);
-    renderers.forEach((render, i) => {
-      if (!STARTED_FIRST.has(render)) results[i] = render(run);
-    });
+    renderers.forEach((render, i) => STARTED_FIRST.has(render) && start(i));
+    renderers.forEach((render, i) => STARTED_FIRST.has(render) || start(i));
   } finally {
     // A renderer that threw leaves the others' work unread: let it end without an unhandled rejection.
-    for (const result of results) if (result instanceof Promise) result.catch(() => {});
+    for (const result of results) result?.catch(() => {});
   }
   return (await Promise.all(results)).flat();
 }

@@ -48,6 +48,12 @@ export function stepTaskWindow(): number {
   return 3 * Math.max(1, stepWorkers());
 }
 
+/**
+ * How long work on the build's own thread goes on between pauses (src/flow/pauses.ts) while workers have
+ * tasks: a worker that finished one waits at most this long for its next (a map takes ~30 ms).
+ */
+export const MAIN_THREAD_PAUSE_MS = 3;
+
 /** Starts the workers now, ahead of their first task: they load their modules while this thread opens files. */
 export function warmStepPool(): void {
   currentPool()?.warm();

@@ -8,12 +8,12 @@ import path from "node:path";
 import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, type Artefact, type RunArtefacts } from "../contract/releaseIndex.ts";
 import { sortKeys } from "../formats/sortKeys.ts";
 import { compactInstant } from "../time/instant.ts";
-import { jsonBody, writeArtefacts } from "./artefacts.ts";
+import { jsonBody, startCompressing, writeArtefacts } from "./artefacts.ts";
 import { runPngKey } from "./artefactNames.ts";
 import type { RunBuild, RunState } from "./buildState.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
 import { RUNS_DIR, createStagingDir } from "./releaseStore.ts";
-import { renderRun } from "./renderRun.ts";
+import { renderRun, RUN_RENDERERS } from "./renderRun.ts";
 import { inputsHash, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
 
@@ -50,7 +50,7 @@ export async function updateRun(
   if (!assembled) return base;
 
   const reftime = assembled.model.meta.reftime;
-  const drafts = await renderRun(assembled);
+  const drafts = await renderRun(assembled, RUN_RENDERERS, startCompressing);
   if (!(await unchangedSinceScan(run))) {
     // Its inputs hash no longer names what was read: build it again once the files are still.
     return {
