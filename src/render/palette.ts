@@ -73,7 +73,9 @@ class ColourTable {
       const colour = pixels[i]!;
       let j = i + 1;
       while (j < pixels.length && pixels[j] === colour) j++;
-      this.counts[this.#id(colour)]! += j - i;
+      // The id first: a new colour may grow the arrays, and `this.counts[...] +=` would add to the old one.
+      const id = this.#id(colour);
+      this.counts[id]! += j - i;
       i = j;
     }
   }

@@ -63,6 +63,16 @@ describe("quantise", () => {
     expect(packedPixels(new Uint8Array([1, 2, 3, 4]))[0]).toBe(0x04030201);
   });
 
+  it("counts every colour of an image with thousands of them, the ones first seen as the table grows too", () => {
+    // 5,000 colours in runs of 3: the table grows at its 1,024th, 2,048th and 4,096th colour.
+    const pixels = Uint32Array.from({ length: 15_000 }, (_, i) => (0xff000000 | Math.floor(i / 3)) >>> 0);
+    const h = colourHistogram(pixels);
+    expect(h.colours.length).toBe(5_000);
+    expect(Array.from(h.counts).filter((count) => count !== 3)).toEqual([]);
+    expect(h.colours[0]).toBe(0xff000000); // all equal: in order of first appearance
+    expect(h.colours[4_999]).toBe(0xff000000 + 4_999);
+  });
+
   it("refuses a buffer of the wrong size", () => {
     expect(() => quantise(new Uint8Array(40), 3, 3)).toThrow(/Internal error: quantise got 40 bytes for 3 × 3 pixels/);
   });
