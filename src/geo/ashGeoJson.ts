@@ -12,9 +12,8 @@
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
 import { rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
-import { formatPosition, type AshKmlInput } from "./ashKml.ts";
-import { orientRing } from "./rings.ts";
-import type { Polygon, Ring } from "./types.ts";
+import { roundPolygon, type AshKmlInput } from "./ashKml.ts";
+import type { Polygon } from "./types.ts";
 
 export const GEOJSON_CONTENT_TYPE = "application/geo+json";
 
@@ -37,23 +36,19 @@ export interface AshGeoJson {
   features: Feature[];
 }
 
-/** A ring as the KML writes it (ashKml.ts roundRing): rounded, repeated positions dropped, closed; undefined when rounding collapses it. */
-function roundRing(points: Ring): number[][] | undefined {
-  const texts: string[] = [];
-  for (const p of points) {
-    const text = formatPosition(p);
-    if (texts[texts.length - 1] !== text) texts.push(text);
-  }
-  if (texts.length > 1 && texts[0] !== texts[texts.length - 1]) texts.push(texts[0]!);
-  return texts.length >= 4 ? texts.map((text) => text.split(",").map(Number)) : undefined;
-}
-
-/** Exterior counter-clockwise, holes clockwise, as in the KML; undefined when the exterior collapses. */
+/**
+ * Exterior counter-clockwise, holes clockwise, rounded, repeated positions dropped and closed: the rings
+ * the KML writes (ashKml.ts roundPolygon), read back from its text; undefined when the exterior collapses.
+ */
 function polygonCoordinates(polygon: Polygon): number[][][] | undefined {
-  const outer = roundRing(orientRing(polygon.outer, true));
-  if (outer === undefined) return undefined;
-  return [outer, ...polygon.holes.map((hole) => roundRing(orientRing(hole, false))).filter((h): h is number[][] => h !== undefined)];
+  if (coordinatesOf.has(polygon)) return coordinatesOf.get(polygon);
+  const text = roundPolygon(polygon);
+  const coordinates = text && [text.outer, ...text.holes].map((ring) => ring.map((position) => position.split(",").map(Number)));
+  coordinatesOf.set(polygon, coordinates);
+  return coordinates;
 }
+/** Per polygon object, as the KML's text: the whole-run GeoJSON repeats every step's polygons. */
+const coordinatesOf = new WeakMap<Polygon, number[][][] | undefined>();
 
 /** A box of the extents (unwrapped) of everything written, for the bbox. */
 function extentOf(positions: readonly number[][], extents: LatLonBoxModel[]): void {

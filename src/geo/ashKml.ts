@@ -4,7 +4,8 @@
  * src/contract/ashClasses.ts, as on the PNG maps), the volcano as an untimed Placemark, and per time
  * step a Folder with a TimeSpan holding one Placemark per class (a MultiGeometry of Polygons; band,
  * class and range in ExtendedData). One step gives the per-timestep KML, all steps of a layer the
- * whole-run KML. Pure: bytes in memory, identical for identical input.
+ * whole-run KML. Pure: bytes in memory, identical for identical input (a polygon's text is kept per polygon
+ * object: areas are not changed once contoured).
  */
 import { ashClasses, ASH_FILL_OPACITY, classRange, classWithLower, formatThreshold, kmlColour } from "../contract/ashClasses.ts";
 import { orientRing } from "./rings.ts";
@@ -121,9 +122,9 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
       for (const polygon of polygons) {
         line(5, "<Polygon>");
         line(6, "<tessellate>1</tessellate>");
-        line(6, `<outerBoundaryIs><LinearRing><coordinates>${polygon.outer}</coordinates></LinearRing></outerBoundaryIs>`);
+        line(6, `<outerBoundaryIs><LinearRing><coordinates>${polygon.outer.join(" ")}</coordinates></LinearRing></outerBoundaryIs>`);
         for (const hole of polygon.holes) {
-          line(6, `<innerBoundaryIs><LinearRing><coordinates>${hole}</coordinates></LinearRing></innerBoundaryIs>`);
+          line(6, `<innerBoundaryIs><LinearRing><coordinates>${hole.join(" ")}</coordinates></LinearRing></innerBoundaryIs>`);
         }
         line(5, "</Polygon>");
       }
@@ -137,23 +138,33 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
   return Buffer.from(`${out.join("\n")}\n`, "utf8");
 }
 
-interface RoundedPolygon {
-  outer: string;
-  holes: string[];
+/** A polygon's rings as the KML writes their positions (`lon,lat`, see formatPosition), each ring closed. */
+export interface RoundedPolygon {
+  outer: string[];
+  holes: string[][];
 }
 
 /**
- * Coordinates text of each ring at KML_DECIMALS, outer ring counter-clockwise and holes clockwise
+ * The positions of each ring as text at KML_DECIMALS, outer ring counter-clockwise and holes clockwise
  * (whatever the input's orientation); rings that rounding collapses are dropped.
  */
-function roundPolygon(polygon: Polygon): RoundedPolygon | undefined {
+export function roundPolygon(polygon: Polygon): RoundedPolygon | undefined {
+  if (rounded.has(polygon)) return rounded.get(polygon);
   const outer = roundRing(orientRing(polygon.outer, true));
-  if (outer === undefined) return undefined;
-  const holes = polygon.holes.map((hole) => roundRing(orientRing(hole, false)));
-  return { outer, holes: holes.filter((h): h is string => h !== undefined) };
+  const holes = outer === undefined ? [] : polygon.holes.map((hole) => roundRing(orientRing(hole, false)));
+  const text = outer === undefined ? undefined : { outer, holes: holes.filter((h): h is string[] => h !== undefined) };
+  rounded.set(polygon, text);
+  return text;
 }
 
-function roundRing(ring: Ring): string | undefined {
+/**
+ * The text of polygons written before: a run's whole-run KML repeats every step's polygons, its GeoJSON
+ * twins read the same text (ashGeoJson.ts), and writing coordinates is most of their cost. Kept per
+ * polygon object; the contoured areas are never changed.
+ */
+const rounded = new WeakMap<Polygon, RoundedPolygon | undefined>();
+
+function roundRing(ring: Ring): string[] | undefined {
   const texts: string[] = [];
   for (const p of ring) {
     const text = formatPosition(p);
@@ -161,7 +172,7 @@ function roundRing(ring: Ring): string | undefined {
   }
   if (texts.length > 1 && texts[0] !== texts[texts.length - 1]) texts.push(texts[0]!);
   // A closed ring needs 3 distinct positions plus the closing one.
-  return texts.length >= 4 ? texts.join(" ") : undefined;
+  return texts.length >= 4 ? texts : undefined;
 }
 
 /** `lon,lat` at KML_DECIMALS, never `-0.0000`. */
@@ -172,7 +183,8 @@ export function formatPosition(p: Position): string {
 function formatNumber(x: number): string {
   if (!Number.isFinite(x)) throw new RangeError(`Internal error: coordinate ${x} is not finite`);
   const text = x.toFixed(KML_DECIMALS);
-  return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
+  // Only a number that rounds to zero from below is written "-0.0000" (the test is on every coordinate).
+  return x < 0 && x > -1 && /^-0\.?0*$/.test(text) ? text.slice(1) : text;
 }
 
 const element = (name: string, text: string): string => `<${name}>${escapeXml(text)}</${name}>`;
