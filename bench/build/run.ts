@@ -366,7 +366,7 @@ const mapDrafts = await stage(
 const drafts: ArtefactDraft[] = [...jsonDrafts, ...kmlDrafts, ...mapDrafts];
 const staging = mkdtempSync(path.join(CACHE, "stage-"));
 await stage(
-  "write: sha256, gzip-9 + brotli of text, files",
+  "write: sha256, gzip-6 + brotli of text, files",
   () => writeArtefacts(staging, "runs/bench", drafts),
   () => `${drafts.length} artefacts → ${walk(staging).length} files, ${mb(sum(walk(staging).map((f) => f.size)))} MB`,
 );
@@ -755,9 +755,9 @@ detail.push(`| band images: indexed PNG, zlib level 6 (thread pool, awaited one 
 detail.push(`| PNG encoders, ${sample.length} of the band images: Skia's (\`canvas.encode("png")\`) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f1(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … \`getImageData\` + RGBA PNG, filter none, zlib level 3 (src/render/png.ts before issue 18) | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f1(median(alt.zlibBytes) / 1024)} KB median |`);
 detail.push(`| … the whole image (draw + quantise + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f1(median(alt.w600Bytes) / 1024)} KB median |`);
-detail.push(`| gzip level 9 of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
+detail.push(`| gzip as built (level 6) of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
 detail.push(`| brotli as built (quality 11 for JSON below 4 KiB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
-detail.push(`| for comparison: gzip level 6 | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
+detail.push(`| for comparison: gzip level 9 (as built before PIPELINE_VERSION 11) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
 detail.push(`| for comparison: brotli quality 5 | ${s2(compress.brotli5)} | ${f1(compress.brotli5 / texts.length)} | → ${mb(compress.bytesBrotli5)} MB |`);
 const detailTable = detail.join("\n");
 
@@ -883,8 +883,8 @@ if (!flags["no-write"]) {
     `     take a part of that, if h5wasm gave the chunks.`,
     `  2. The band images share their frame (banner, legend, attribution) and base map: drawing the frame once per run and`,
     `     copying it, and one palette per run instead of one per image, would save part of the ${s1(sum(drawMs) + sum(quantiseMs))} s of drawing and quantising.`,
-    `  3. The release stage is on one thread after the images: writing the KML and GeoJSON while the images are drawn would`,
-    `     overlap ${s1(stageOf("write").wallMs)} s with the workers.`,
+    `  3. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, which the build itself`,
+    `     starts as each text is rendered, beside the maps; hashing and writing the files stay after them.`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,
     picks.length
       ? `- Contour stage vs gdal_contour: on the six fields the gdal_contour processes take ${f1(gdalRatio)}× the time of \`contourBands\`` +
