@@ -8,6 +8,7 @@
  * object: areas are not changed once contoured).
  */
 import { ashClasses, ASH_FILL_OPACITY, classRange, classWithLower, formatThreshold, kmlColour } from "../contract/ashClasses.ts";
+import { rfc7946Polygon } from "./antimeridian.ts";
 import { orientRing } from "./rings.ts";
 import type { Polygon, Position, Ring, ThresholdBand } from "./types.ts";
 
@@ -104,7 +105,7 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
     line(3, timeSpan);
     for (const interval of step.bands) {
       const ashClass = classWithLower(interval.lower, classes);
-      const polygons = interval.polygons.map(roundPolygon).filter((p): p is RoundedPolygon => p !== undefined);
+      const polygons = interval.polygons.flatMap(kmlPolygons);
       if (polygons.length === 0) continue;
       line(3, "<Placemark>");
       line(4, element("name", intervalName(band.label, ashClass)));
@@ -163,6 +164,37 @@ export function roundPolygon(polygon: Polygon): RoundedPolygon | undefined {
  * polygon object; the contoured areas are never changed.
  */
 const rounded = new WeakMap<Polygon, RoundedPolygon | undefined>();
+
+/**
+ * A polygon as the KML writes it: rounded, and cut at 180° when it reaches past it (a model grid across the
+ * antimeridian), as its GeoJSON twin is. KML 2.2 takes longitudes within ±180 only, and a reader that does not
+ * unwrap a ring from 179° to -179° draws it the long way round the world.
+ */
+function kmlPolygons(polygon: Polygon): RoundedPolygon[] {
+  let pieces = kmlPieces.get(polygon);
+  if (pieces === undefined) {
+    const text = roundPolygon(polygon);
+    pieces = text === undefined ? [] : pastTheAntimeridian(polygon) ? cutAtTheAntimeridian(text) : [text];
+    kmlPieces.set(polygon, pieces);
+  }
+  return pieces;
+}
+const kmlPieces = new WeakMap<Polygon, RoundedPolygon[]>();
+
+function pastTheAntimeridian(polygon: Polygon): boolean {
+  for (const ring of [polygon.outer, ...polygon.holes]) for (const [lon] of ring) if (lon > 180 || lon < -180) return true;
+  return false;
+}
+
+/** The rounded rings cut at 180° (src/geo/antimeridian.ts), each side's positions within ±180 and rounded again. */
+function cutAtTheAntimeridian(text: RoundedPolygon): RoundedPolygon[] {
+  const rings = [text.outer, ...text.holes].map((ring) => ring.map((position) => position.split(",").map(Number)));
+  return rfc7946Polygon(rings).flatMap((piece) => {
+    const [outer, ...holes] = piece.map((ring) => roundRing(ring as Position[]));
+    if (outer === undefined) return [];
+    return [{ outer, holes: holes.filter((h): h is string[] => h !== undefined) }];
+  });
+}
 
 function roundRing(ring: Ring): string[] | undefined {
   const texts: string[] = [];

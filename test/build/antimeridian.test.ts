@@ -59,5 +59,18 @@ describe("a run across the antimeridian", () => {
       }
     }
     expect(crossing).toBeGreaterThan(0);
+
+    // So are its KML ash areas (KML 2.2 takes longitudes within ±180): the same polygons, cut at 180°.
+    const kmlDir = path.join(root, "dist", "runs", runDirs["2026-01-01T00:00:00Z"]!, "kml");
+    const kmlFiles = (await readdir(kmlDir)).filter((name) => name.endsWith(".kml"));
+    expect(kmlFiles.length).toBe(3);
+    let kmlCrossing = 0;
+    for (const name of kmlFiles) {
+      const text = await readFile(path.join(kmlDir, name), "utf8");
+      const lons = [...text.matchAll(/<coordinates>([^<]+)</g)].flatMap((m) => m[1]!.split(" ").map((p) => Number(p.split(",")[0])));
+      for (const lon of lons) expect(Math.abs(lon), name).toBeLessThanOrEqual(180);
+      if (lons.some((lon) => lon > 170) && lons.some((lon) => lon < -170)) kmlCrossing++;
+    }
+    expect(kmlCrossing).toBe(crossing);
   }, 120_000);
 });

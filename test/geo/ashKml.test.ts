@@ -214,6 +214,32 @@ describe("ashAreasKml: bytes", () => {
     expect(ashAreasKml(reversed).toString("utf8")).toBe(TINY_KML);
   });
 
+  it("cuts an area past 180° at the antimeridian, as its GeoJSON twin: longitudes within ±180, rings oriented, the area kept", () => {
+    // A model grid across the antimeridian gives longitudes past 180: 178°E to 182°E (178°W), a hole on each side.
+    const outer: Position[] = [[178, 50], [182, 50], [182, 52], [178, 52], [178, 50]];
+    const holes: Position[][] = [
+      [[178.5, 50.5], [178.5, 51.5], [179.5, 51.5], [179.5, 50.5], [178.5, 50.5]],
+      [[180.5, 50.5], [180.5, 51.5], [181.5, 51.5], [181.5, 50.5], [180.5, 50.5]],
+    ];
+    const input: AshKmlInput = { ...TINY, steps: [{ ...TINY.steps[0]!, bands: [{ lower: 0.2, upper: 2, polygons: [{ outer, holes }] }] }] };
+    const text = ashAreasKml(input).toString("utf8");
+    const ring = (match: string): Position[] => match.split(" ").map((p) => p.split(",").map(Number) as Position);
+    const outers = [...text.matchAll(/<outerBoundaryIs><LinearRing><coordinates>([^<]+)</g)].map((m) => ring(m[1]!));
+    const inners = [...text.matchAll(/<innerBoundaryIs><LinearRing><coordinates>([^<]+)</g)].map((m) => ring(m[1]!));
+    expect(outers.length).toBe(2); // one Polygon each side of 180°
+    expect(inners.length).toBe(2);
+    for (const r of [...outers, ...inners]) for (const [lon] of r) expect(Math.abs(lon)).toBeLessThanOrEqual(180);
+    expect(outers.map((r) => Math.sign(r[0]![0]!)).sort()).toEqual([-1, 1]);
+    for (const r of outers) expect(isCounterClockwise(r)).toBe(true);
+    for (const r of inners) expect(isCounterClockwise(r)).toBe(false);
+    // Areas in degrees², the western side moved back a turn: 8 of the whole less 2 × 1 of the holes.
+    const unwrapped = (r: Position[]): Position[] => r.map(([lon, lat]) => [lon < 0 ? lon + 360 : lon, lat]);
+    const area = [...outers, ...inners].reduce((sum, r) => sum + ringArea(unwrapped(r)), 0);
+    expect(area).toBeCloseTo(8 - 2, 9);
+    // An area within ±180 is written as it was (the bytes test above), and the same polygons give the same text again.
+    expect(ashAreasKml(input).toString("utf8")).toBe(text);
+  });
+
   it("names classes as aviation charts do", () => {
     expect(intervalName("SFC/FL200", { name: "low", lower: 0.2, upper: 2 })).toBe("SFC/FL200 low 0.2–2 mg/m³");
     expect(intervalName("FL350/550", { name: "high", lower: 4, upper: null })).toBe("FL350/550 high ≥ 4 mg/m³");
