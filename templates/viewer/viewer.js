@@ -122,11 +122,37 @@
     });
   }
 
+  /** Whether a longitude is the antimeridian, on any turn of the world. */
+  const onAntimeridian = (/** @type {number} */ lon) => Math.abs(ashKml.nearTurn(lon, 180) - 180) < 1e-9;
+
+  /**
+   * A ring's outline without its edges along 180°: an area across the antimeridian comes in parts cut there
+   * (as KML 2.2 and GeoJSON need), and the cut is not an edge of the ash.
+   */
+  function outlineOf(/** @type {L.LatLngTuple[]} */ ring) {
+    /** @type {L.LatLngTuple[][]} */
+    const lines = [];
+    /** @type {L.LatLngTuple[]} */
+    let line = [];
+    ring.forEach((position, i) => {
+      const previous = ring[i - 1];
+      if (previous && onAntimeridian(previous[1]) && onAntimeridian(position[1])) {
+        if (line.length > 1) lines.push(line);
+        line = [];
+      }
+      line.push(position);
+    });
+    if (line.length > 1) lines.push(line);
+    return lines;
+  }
+
   function drawStep(/** @type {Step} */ step) {
     ashLayer.clearLayers();
     for (const area of step.areas) {
       const latlngs = area.latlngs.map((polygon) => onRunTurn(/** @type {L.LatLngTuple[][]} */ (polygon)));
-      L.polygon(latlngs, { renderer: ashRenderer, color: area.line, weight: 1.5, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
+      L.polygon(latlngs, { renderer: ashRenderer, stroke: false, fillColor: area.fill, fillOpacity: 1, interactive: false }).addTo(ashLayer);
+      const outline = latlngs.flatMap((polygon) => polygon.flatMap(outlineOf));
+      L.polyline(outline, { renderer: ashRenderer, color: area.line, weight: 1.5, interactive: false }).addTo(ashLayer);
     }
     volcanoLayer.clearLayers();
     if (step.volcano) {
