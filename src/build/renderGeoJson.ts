@@ -35,11 +35,13 @@ export async function renderAshGeoJson(run: AssembledRun): Promise<ArtefactDraft
       });
       return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: jsonBody(body), resourceName: name };
     };
-    drafts.push(draft(layer.analysis.steps));
+    // The steps first, a pause between them: the whole run's file then reuses their polygons' coordinates.
+    const steps: ArtefactDraft[] = [];
     for (const step of layer.analysis.steps) {
       await pause();
-      drafts.push(draft([step], step.time));
+      steps.push(draft([step], step.time));
     }
+    drafts.push(draft(layer.analysis.steps), ...steps);
   }
   return drafts;
 }

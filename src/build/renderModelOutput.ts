@@ -37,13 +37,15 @@ export async function renderModelKml(run: AssembledRun): Promise<ArtefactDraft[]
         steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
         ...(volcano ? { volcano } : {}),
       });
-    const wholeName = kmlResourceName(reftime, layer.slug);
-    drafts.push({ key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName });
+    // The steps first, a pause between them: the whole run's file then reuses their polygons' text (ashKml.ts).
+    const steps: ArtefactDraft[] = [];
     for (const step of layer.analysis.steps) {
       await pause();
       const name = kmlTimeResourceName(reftime, layer.slug, step.time);
-      drafts.push({ key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name });
+      steps.push({ key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name });
     }
+    const wholeName = kmlResourceName(reftime, layer.slug);
+    drafts.push({ key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName }, ...steps);
   }
   return drafts;
 }

@@ -60,8 +60,8 @@ export async function renderRun(run: AssembledRun, renderers: readonly RunRender
       : result;
   };
   try {
-    renderers.forEach((render, i) => STARTED_FIRST.has(render) && start(i));
-    renderers.forEach((render, i) => STARTED_FIRST.has(render) || start(i));
+    for (const [i, render] of renderers.entries()) if (STARTED_FIRST.has(render)) start(i);
+    for (const [i, render] of renderers.entries()) if (!STARTED_FIRST.has(render)) start(i);
   } finally {
     // A renderer that threw leaves the others' work unread: let it end without an unhandled rejection.
     for (const result of results) result?.catch(() => {});
