@@ -9,8 +9,9 @@ import { promisify } from "node:util";
 import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
 import type { Artefact } from "../contract/releaseIndex.ts";
 import { inOrder } from "../flow/inOrder.ts";
+import { fewAtATime } from "../flow/oneAtATime.ts";
 
-/** Drafts written at once (their compression is bounded apart: COMPRESSIONS_IN_FLIGHT). */
+/** Drafts written at once (their compression is bounded apart: compressInTurn). */
 const WRITES_IN_FLIGHT = 16;
 /**
  * zlib's default level: 9 took 2.5× the CPU for 1.4 % fewer bytes on the text of a full-size run (18 MB of
@@ -61,10 +62,8 @@ type Variants = [gzip: Buffer, br: Buffer];
  * Text compressed at once, at most: each body in flight holds two compressors, and libuv's four threads
  * are shared with the image encoders of the build's workers.
  */
-const COMPRESSIONS_IN_FLIGHT = 4;
+const compressInTurn = fewAtATime(4);
 const variantsOf = new WeakMap<ArtefactDraft, Promise<Variants>>();
-const waitingToCompress: Array<() => void> = [];
-let compressing = 0;
 
 /** Whether a draft gets gzip and brotli variants: text, unless it says it is never served compressed. */
 const compressible = (draft: ArtefactDraft): boolean => !draft.contentType.startsWith("image/") && draft.precompress !== false;
@@ -80,12 +79,7 @@ export function startCompressing(drafts: readonly ArtefactDraft[]): void {
 function variants(draft: ArtefactDraft): Promise<Variants> {
   let started = variantsOf.get(draft);
   if (started === undefined) {
-    started = new Promise<void>((resolve) => {
-      if (compressing < COMPRESSIONS_IN_FLIGHT) {
-        compressing++;
-        resolve();
-      } else waitingToCompress.push(resolve);
-    }).then(() =>
+    started = compressInTurn(() =>
       Promise.all([
         gzipAsync(draft.body, { level: GZIP_LEVEL }),
         brotliAsync(draft.body, {
@@ -94,12 +88,7 @@ function variants(draft: ArtefactDraft): Promise<Variants> {
             [zlibConstants.BROTLI_PARAM_SIZE_HINT]: draft.body.length,
           },
         }),
-      ]).finally(() => {
-        // The next body takes this one's place (the count stays), or the place is freed.
-        const next = waitingToCompress.shift();
-        if (next) next();
-        else compressing--;
-      }),
+      ]),
     );
     variantsOf.set(draft, started);
   }
