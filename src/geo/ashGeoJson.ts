@@ -12,7 +12,7 @@
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
 import { rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
-import { roundPolygon, type AshKmlInput } from "./ashKml.ts";
+import { roundedRings, roundPolygon, type AshKmlInput } from "./ashKml.ts";
 import type { Polygon } from "./types.ts";
 
 export const GEOJSON_CONTENT_TYPE = "application/geo+json";
@@ -43,7 +43,7 @@ export interface AshGeoJson {
 function polygonCoordinates(polygon: Polygon): number[][][] | undefined {
   if (coordinatesOf.has(polygon)) return coordinatesOf.get(polygon);
   const text = roundPolygon(polygon);
-  const coordinates = text && [text.outer, ...text.holes].map((ring) => ring.map((position) => position.split(",").map(Number)));
+  const coordinates = text && roundedRings(text);
   coordinatesOf.set(polygon, coordinates);
   return coordinates;
 }

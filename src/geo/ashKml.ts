@@ -186,10 +186,14 @@ function pastTheAntimeridian(polygon: Polygon): boolean {
   return false;
 }
 
+/** A rounded polygon's rings, outer first, as numbers again: `[lon, lat]` exactly as written. */
+export function roundedRings(text: RoundedPolygon): number[][][] {
+  return [text.outer, ...text.holes].map((ring) => ring.map((position) => position.split(",").map(Number)));
+}
+
 /** The rounded rings cut at 180° (src/geo/antimeridian.ts), each side's positions within ±180 and rounded again. */
 function cutAtTheAntimeridian(text: RoundedPolygon): RoundedPolygon[] {
-  const rings = [text.outer, ...text.holes].map((ring) => ring.map((position) => position.split(",").map(Number)));
-  return rfc7946Polygon(rings).flatMap((piece) => {
+  return rfc7946Polygon(roundedRings(text)).flatMap((piece) => {
     const [outer, ...holes] = piece.map((ring) => roundRing(ring as Position[]));
     if (outer === undefined) return [];
     return [{ outer, holes: holes.filter((h): h is string[] => h !== undefined) }];
