@@ -10,7 +10,9 @@
  *    the sum over every thread (main, the step workers of src/build/stepPool.ts, libuv's pool): divided
  *    by the cores it is the floor the wall clock could reach. Then one build on one thread
  *    (ASHCAST_WORKERS=0), unless --skip-sequential, and builds with one and two cores kept busy by
- *    spinning processes (a shared machine, reproducibly), unless --skip-contended.
+ *    spinning processes (a shared machine, reproducibly), unless --skip-contended. Unless --skip-arenas, each
+ *    build is followed by the same build with glibc's default number of malloc arenas (8 per core) instead of
+ *    the 2 bin/ashcast sets, for peak RSS and time side by side.
  * 2. Where the time goes: the stages of a build run in this process, one after the other, with the
  *    build's own functions (scanRuns, validateRun, the renderers, writeArtefacts), wall and CPU time
  *    (CPU of the whole process: the thread pool's PNG encoding and compression included); and
@@ -24,7 +26,7 @@
  * source and the options below. Prints markdown tables; writes the section "## Publishing a full-size
  * model run" of docs/benchmarks.md unless --no-write.
  *
- *   npm run bench:build -- [--repeats 3] [--gdal-repeats 5] [--skip-gdal-all] [--skip-sequential] [--skip-contended] [--no-write] [--regenerate] [--keep]
+ *   npm run bench:build -- [--repeats 3] [--gdal-repeats 5] [--skip-gdal-all] [--skip-sequential] [--skip-contended] [--skip-arenas] [--no-write] [--regenerate] [--keep]
  */
 import { brotliQuality } from "../../src/build/artefacts.ts";
 import { writeDocsSection } from "../docsSection.ts";
@@ -66,6 +68,7 @@ const { values: flags } = parseArgs({
     keep: { type: "boolean", default: false },
     "skip-contended": { type: "boolean", default: false },
     "skip-sequential": { type: "boolean", default: false },
+    "skip-arenas": { type: "boolean", default: false },
   },
 });
 const REPEATS = Math.max(1, Number(flags.repeats) || 3);
@@ -242,6 +245,9 @@ async function timedProcess(command: string, args: string[], env: NodeJS.Process
 
 const BUILD_ARGS = (dist: string) => ["build", "--runs", RUNS, "--out", dist];
 const endToEnd: EndToEnd[] = [];
+/** glibc's own limit on malloc arenas on 64-bit, 8 per core; bin/ashcast sets MALLOC_ARENA_MAX=2 unless told otherwise. */
+const GLIBC_DEFAULT_ARENAS = String(8 * NCPU);
+const defaultArenas: Array<{ wallMs: number; cpuS: number; maxRssMB: number }> = [];
 let lastDist = "";
 for (let r = 0; r < REPEATS; r++) {
   const quiet = await waitForQuiet();
@@ -268,6 +274,16 @@ for (let r = 0; r < REPEATS; r++) {
   log(`build ${r + 1}/${REPEATS}: ${s2(result.wallMs)} s wall, ${f0(result.maxRssKB / 1024)} MB peak RSS, ${f2(ownCores)} cores used, others ${f2(Math.max(0, machineCores - ownCores))} cores (idle wait ${s1(quiet.waitedMs)} s, ${f2(quiet.busy)} busy)`);
   if (lastDist && !flags.keep) rmSync(lastDist, { recursive: true, force: true });
   lastDist = dist;
+  if (!flags["skip-arenas"]) {
+    await waitForQuiet();
+    const other = path.join(CACHE, "dist-arenas");
+    rmSync(other, { recursive: true, force: true });
+    const paired = await timedProcess("./bin/ashcast", BUILD_ARGS(other), { ...process.env, MALLOC_ARENA_MAX: GLIBC_DEFAULT_ARENAS });
+    if (paired.code !== 0) throw new Error(`ashcast build failed (exit ${paired.code}):\n${paired.stdout}\n${paired.stderr}`);
+    defaultArenas.push({ wallMs: paired.wallMs, cpuS: paired.userS + paired.sysS, maxRssMB: paired.maxRssKB / 1024 });
+    log(`  the same with glibc's ${GLIBC_DEFAULT_ARENAS} malloc arenas: ${s2(paired.wallMs)} s wall, ${f0(paired.maxRssKB / 1024)} MB peak RSS`);
+    rmSync(other, { recursive: true, force: true });
+  }
 }
 // One build on one thread (ASHCAST_WORKERS=0: what the workers are measured against), then builds with
 // one and with two spinning processes (started here, stopped by their pids) competing for the 2 cores:
@@ -872,6 +888,12 @@ if (!flags["no-write"]) {
     `- **Memory: ${rssMet ? "met" : "missed"}.** Peak RSS ${f0(rssPeak)} MB (max of the ${REPEATS} builds) against ≤ ${TARGET_RSS_MB} MB: every artefact of the run is held in memory`,
     `  until it is written (${mb(out.png.bytes + out.kml.bytes)} MB of PNG and KML bodies), each worker holds its own modules, h5wasm heap, fonts and base maps (≈ 100–200 MB),` +
       (sequential ? ` against ${f0(sequential.maxRssMB)} MB on one thread.` : "."),
+    defaultArenas.length
+      ? `  Two malloc arenas (bin/ashcast's \`MALLOC_ARENA_MAX=2\`) against glibc's default of ${GLIBC_DEFAULT_ARENAS}, each build above followed by the same build with ${GLIBC_DEFAULT_ARENAS}:` +
+        ` peak RSS ${f0(median(endToEnd.map((e) => e.maxRssMB)))} MB against ${f0(median(defaultArenas.map((e) => e.maxRssMB)))} MB (medians; ${defaultArenas.map((e) => f0(e.maxRssMB)).join(", ")}),` +
+        ` ${f0(median(defaultArenas.map((e) => e.maxRssMB)) - median(endToEnd.map((e) => e.maxRssMB)))} MB less; wall ${s2(wall)} s against ${s2(median(defaultArenas.map((e) => e.wallMs)))} s (×${f2(wall / median(defaultArenas.map((e) => e.wallMs)))}),` +
+        ` CPU ${f1(cpuS)} s against ${f1(median(defaultArenas.map((e) => e.cpuS)))} s.`
+      : "",
     `- **Images: ${median(pngBytes) <= 60 * 1024 ? "met" : "missed"}** (median band image ≤ 60 KB): ${f1(median(pngBytes) / 1024)} KB median, ${mb(out.png.bytes)} MB for the ${out.png.n} PNGs; indexed colour`,
     `  (src/render/palette.ts, ash classes exact) against ${f1(median(alt.zlibBytes) / 1024)} KB for the same pixels as RGBA (the encoder before; with the base map's full`,
     `  anti-aliasing, as before issue 18, 181–184 KB) and ${f1(median(alt.skiaBytes) / 1024)} KB from Skia's encoder.`,

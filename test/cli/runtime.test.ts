@@ -2,7 +2,7 @@
  * ashcast runs on the Node.js the project pins (the npm package `node`, issue 15), not on whatever `node`
  * comes first on PATH: this machine's own is Node 20, past its end of life.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -56,5 +56,21 @@ describe("the pinned runtime", () => {
     const { stdout, stderr } = await run("bash", ["-c", `"${BIN}" check --help | true; echo "exit \${PIPESTATUS[0]}"`]);
     expect(stderr).toBe("");
     expect(stdout).toBe("exit 0\n");
+  });
+
+  it("keeps an operator's own MALLOC_ARENA_MAX (its default of 2 is checked by the start test)", async () => {
+    const dist = await mkdtemp(path.join(scratch, "dist-"));
+    const child = spawn(BIN, ["serve", "--dist", dist, "--port", "0"], { env: { ...process.env, MALLOC_ARENA_MAX: "4" }, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      // The launcher execs Node: once Node says it serves, /proc shows the environment it was given.
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("serving http://") && resolve());
+        child.on("exit", (code) => reject(new Error(`ashcast serve exited with ${code}`)));
+      });
+      const environment = (await readFile(`/proc/${child.pid}/environ`, "utf8")).split("\0");
+      expect(environment.filter((entry) => entry.startsWith("MALLOC_ARENA_MAX="))).toEqual(["MALLOC_ARENA_MAX=4"]);
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });

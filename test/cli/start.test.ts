@@ -39,7 +39,8 @@ describe("ashcast start", () => {
     const runs = path.join(scratch, "runs");
     const folder = await newRun({ runsDir: runs, name: "2024-05-01-hekla", type: "Exercise", reftime: "2024-05-01T12:00:00Z", volcano: { name: "Hekla", lat: 63.98, lon: -19.7 } });
     const port = await freePort();
-    child = spawn("./bin/ashcast", ["start", "--runs", runs, "--out", path.join(scratch, "dist"), "--port", String(port)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const { MALLOC_ARENA_MAX: _unset, ...env } = process.env;
+    child = spawn("./bin/ashcast", ["start", "--runs", runs, "--out", path.join(scratch, "dist"), "--port", String(port)], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     const base = `http://127.0.0.1:${port}/volcanicashforecast/0.1`;
     const headers = { "user-agent": "ashcast-test/1 ops@example.org" };
 
@@ -63,5 +64,8 @@ describe("ashcast start", () => {
     // The launcher gives a server its smaller young generation (RSS under point-query load: docs/benchmarks.md).
     const commandLine = (await readFile(`/proc/${child.pid}/cmdline`, "utf8")).split("\0");
     expect(commandLine).toContain("--max-semi-space-size=16");
+    // … and two malloc arenas, not glibc's eight per core (peak RSS of a build: docs/benchmarks.md).
+    const environment = (await readFile(`/proc/${child.pid}/environ`, "utf8")).split("\0");
+    expect(environment).toContain("MALLOC_ARENA_MAX=2");
   });
 });
