@@ -71,12 +71,12 @@ function timed(command: string, args: string[], cwd: string): number {
   return (performance.now() - start) / 1000;
 }
 
-async function serve(distDir: string, log: string): Promise<{ child: ChildProcess; url: string }> {
+async function serve(distDir: string, log: string, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const traffic = path.join(WORK, "traffic.json");
   const high = { ratePerSecond: 1_000_000, burst: 1_000_000 };
   writeFileSync(traffic, JSON.stringify({ format: 1, limits: { data: high, token: high, operator: high, route: high } }));
-  const child = spawn(path.join(REPO, "bin/ashcast"), ["serve", "--out", distDir, "--port", String(port), "--traffic", traffic], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(path.join(REPO, "bin/ashcast"), ["serve", "--out", distDir, "--port", String(port), "--traffic", traffic], { env, stdio: ["ignore", "ignore", "pipe"] });
   children.add(child);
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -349,7 +349,7 @@ interface MemoryResult {
   load: Wrk;
 }
 
-async function memoryWithManyRuns(): Promise<MemoryResult> {
+async function memoryWithManyRuns(): Promise<{ launcher: MemoryResult; twoArenas: MemoryResult }> {
   const { runs, reftimes } = await manyRuns(1000);
   const dist = path.join(path.dirname(runs), "dist");
   if (!existsSync(path.join(dist, "current"))) {
@@ -361,14 +361,19 @@ async function memoryWithManyRuns(): Promise<MemoryResult> {
     const grids = path.join(dist, "runs", dir, "grids");
     if (existsSync(grids)) for (const file of readdirSync(grids)) gridBytesTotal += statSync(path.join(grids, file)).size;
   }
-  const { child, url } = await serve(dist, path.join(WORK, "serve-many.log"));
-  await new Promise((r) => setTimeout(r, 1000));
-  const afterStart = memory(child.pid!).rss;
   const script = randomPointsScript(path.join(WORK, "many.lua"), reftimes, { south: 40, north: 79, west: -50, east: 9 });
-  const load = wrk(new URL(url).origin, SECONDS * 2, script, child.pid!);
-  const { rss: afterLoad, hwm: peak } = memory(child.pid!);
-  await stop(child);
-  return { runs: reftimes.length, gridBytesTotal, afterStart, afterLoad, peak, load };
+  const measure = async (env: NodeJS.ProcessEnv): Promise<MemoryResult> => {
+    const { child, url } = await serve(dist, path.join(WORK, "serve-many.log"), env);
+    await new Promise((r) => setTimeout(r, 1000));
+    const afterStart = memory(child.pid!).rss;
+    const load = wrk(new URL(url).origin, SECONDS * 2, script, child.pid!);
+    const { rss: afterLoad, hwm: peak } = memory(child.pid!);
+    await stop(child);
+    return { runs: reftimes.length, gridBytesTotal, afterStart, afterLoad, peak, load };
+  };
+  // `serve` as launched keeps glibc's malloc arenas (8 per core); the commands that build get 2 (bin/ashcast).
+  const { MALLOC_ARENA_MAX: _operators, ...launcherEnv } = process.env;
+  return { launcher: await measure(launcherEnv), twoArenas: await measure({ ...launcherEnv, MALLOC_ARENA_MAX: "2" }) };
 }
 
 // ---- main ---------------------------------------------------------------------------------------------
@@ -405,7 +410,8 @@ if (!SKIP.has("serve")) {
   routeResult = await routes(dist, url);
   await stop(child);
 }
-const memoryResult = SKIP.has("memory") ? undefined : await memoryWithManyRuns();
+const memoryResults = SKIP.has("memory") ? undefined : await memoryWithManyRuns();
+const memoryResult = memoryResults?.launcher;
 
 // ---- report -------------------------------------------------------------------------------------------
 const f1 = (x: number) => x.toFixed(1);
@@ -470,6 +476,7 @@ if (memoryResult) {
     `${memoryResult.runs} small model runs (60 × 40 cells, 3 steps; ${f1(memoryResult.gridBytesTotal / 1024 / 1024)} MB of grids in all), \`ashcast serve\`, then wrk -c32 for ${SECONDS * 2} s of /point at random places and random runs (${memoryResult.load.rps.toFixed(0)} req/s, p99 ${f2(memoryResult.load.p99)} ms, ${memoryResult.load.non2xx} non-2xx):`,
     "",
     `- RSS after start ${f1(memoryResult.afterStart)} MB, after the load ${f1(memoryResult.afterLoad)} MB, peak (VmHWM) **${f1(memoryResult.peak)} MB**. **Target ≤ 250 MB: ${memoryResult.peak <= 250 ? "met" : "not met"}.** Grids are held under 64 MB (src/server/pointGrids.ts), whatever the number of runs; nothing inflated is kept.`,
+    `- The same load right after, with two malloc arenas (\`MALLOC_ARENA_MAX=2\`, as bin/ashcast sets for the commands that build; \`serve\` keeps glibc's 8 per core, docs/decisions.md): RSS after start ${f1(memoryResults!.twoArenas.afterStart)} MB, peak ${f1(memoryResults!.twoArenas.peak)} MB, ${memoryResults!.twoArenas.load.rps.toFixed(0)} req/s.`,
     "",
   );
 }

@@ -58,19 +58,25 @@ describe("the pinned runtime", () => {
     expect(stdout).toBe("exit 0\n");
   });
 
-  it("keeps an operator's own MALLOC_ARENA_MAX (its default of 2 is checked by the start test)", async () => {
-    const dist = await mkdtemp(path.join(scratch, "dist-"));
-    const child = spawn(BIN, ["serve", "--dist", dist, "--port", "0"], { env: { ...process.env, MALLOC_ARENA_MAX: "4" }, stdio: ["ignore", "pipe", "pipe"] });
+  /** The environment the launcher gave Node, read from /proc once the command says it serves. */
+  async function launchedEnvironment(args: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+    const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     try {
-      // The launcher execs Node: once Node says it serves, /proc shows the environment it was given.
       await new Promise<void>((resolve, reject) => {
         child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("serving http://") && resolve());
-        child.on("exit", (code) => reject(new Error(`ashcast serve exited with ${code}`)));
+        child.on("exit", (code) => reject(new Error(`ashcast ${args[0]} exited with ${code}`)));
       });
-      const environment = (await readFile(`/proc/${child.pid}/environ`, "utf8")).split("\0");
-      expect(environment.filter((entry) => entry.startsWith("MALLOC_ARENA_MAX="))).toEqual(["MALLOC_ARENA_MAX=4"]);
+      return (await readFile(`/proc/${child.pid}/environ`, "utf8")).split("\0").filter((entry) => entry.startsWith("MALLOC_ARENA_MAX="));
     } finally {
       child.kill("SIGTERM");
     }
+  }
+
+  it("keeps an operator's own MALLOC_ARENA_MAX, and leaves serve on glibc's (the start test checks the launcher's 2)", async () => {
+    const { MALLOC_ARENA_MAX: _unset, ...env } = process.env;
+    const dist = await mkdtemp(path.join(scratch, "dist-"));
+    const runs = await mkdtemp(path.join(scratch, "runs-"));
+    expect(await launchedEnvironment(["start", "--runs", runs, "--out", dist, "--port", "0"], { ...env, MALLOC_ARENA_MAX: "4" })).toEqual(["MALLOC_ARENA_MAX=4"]);
+    expect(await launchedEnvironment(["serve", "--dist", dist, "--port", "0"], env)).toEqual([]);
   });
 });
