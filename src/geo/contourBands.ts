@@ -73,14 +73,7 @@ export function contourBands(
   const y0 = box.y0 - 1;
   const w = box.x1 - box.x0 + 3;
   const h = box.y1 - box.y0 + 3;
-  const sub = new Float64Array(w * h);
-  for (let j = 0; j < h; j++) {
-    const y = y0 + j;
-    for (let i = 0; i < w; i++) {
-      const x = x0 + i;
-      sub[j * w + i] = x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : -Infinity;
-    }
-  }
+  const sub = cutBox(values, nx, ny, x0, y0, w, h);
 
   // isorings puts the centre of cell i at i: shift by the box offset.
   const levels: Ring[][] = thresholds.map((t) => {
@@ -125,6 +118,19 @@ function checkArguments(values: ArrayLike<number>, nx: number, ny: number, thres
       throw new RangeError(`thresholds must increase strictly, got ${thresholds.join(", ")}`);
     }
   });
+}
+
+/** The w × h cells of a field from (x0, y0), −Infinity outside the grid (its own function: a long loop, compiled once). */
+function cutBox(values: ArrayLike<number>, nx: number, ny: number, x0: number, y0: number, w: number, h: number): Float64Array {
+  const sub = new Float64Array(w * h);
+  for (let j = 0; j < h; j++) {
+    const y = y0 + j;
+    for (let i = 0; i < w; i++) {
+      const x = x0 + i;
+      sub[j * w + i] = x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : -Infinity;
+    }
+  }
+  return sub;
 }
 
 /** Inclusive bounding box (in cells) of the cells at or above t; undefined when none is (NaN never is). */
