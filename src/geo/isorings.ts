@@ -21,7 +21,26 @@ import type { Position, Ring } from "./types.ts";
  * @example isorings(Float64Array.of(0, 5, 0, 0), 2, 2, 1) // one ring around the centre (1, 0)
  */
 export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: number): Ring[] {
-  // The grid with a frame of missing cells: cell (x, y) for x in −1 … nx, y in −1 … ny.
+  // Three small functions, each with its own loops, rather than one: V8 compiles a long loop on the stack
+  // (OSR), and a large function compiled that way was compiled again and again (bench:build:compiles).
+  const level = classifyCells(values, nx, ny, t);
+  const { next, vias } = boundarySegments(level);
+  return followRings(level, next, vias);
+}
+
+/** The field at one threshold, on a grid with a frame of missing cells: cell (x, y) for x in −1 … nx, y in −1 … ny. */
+interface Level {
+  values: ArrayLike<number>;
+  nx: number;
+  ny: number;
+  t: number;
+  stride: number;
+  above: Uint8Array;
+  missing: Uint8Array;
+  outside: Uint8Array;
+}
+
+function classifyCells(values: ArrayLike<number>, nx: number, ny: number, t: number): Level {
   const stride = nx + 2;
   const above = new Uint8Array(stride * (ny + 2));
   const missing = new Uint8Array(stride * (ny + 2)).fill(1);
@@ -35,51 +54,61 @@ export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: n
       if (!Number.isNaN(v) && v !== -Infinity) missing[c] = 0;
     }
   }
-  const value = (x: number, y: number): number => (x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : -Infinity);
+  return { values, nx, ny, t, stride, above, missing, outside };
+}
 
-  // Edges by id: 2·corner for the edge from corner (x, y) to (x + 1, y), 2·corner + 1 to (x, y + 1).
-  const corner = (x: number, y: number): number => (y + 1) * stride + x + 1;
-  const crossing = (edge: number): Position => {
-    const c = edge >> 1;
-    const x = (c % stride) - 1;
-    const y = Math.floor(c / stride) - 1;
-    const [bx, by] = edge & 1 ? [x, y + 1] : [x + 1, y];
-    const a = value(x, y);
-    const b = value(bx, by);
-    // Fraction of the way from (x, y) to (bx, by) where the field, linear between the centres, equals t.
-    let s: number;
-    if (Number.isNaN(a) || Number.isNaN(b)) s = above[c] ? 0 : 1;
-    else if (a === -Infinity || b === -Infinity) s = 0.5;
-    else s = (t - a) / (b - a);
-    return [x + s * (bx - x), y + s * (by - y)];
-  };
+function valueAt(level: Level, x: number, y: number): number {
+  return x >= 0 && x < level.nx && y >= 0 && y < level.ny ? level.values[y * level.nx + x]! : -Infinity;
+}
 
-  // next[e]: the edge where the boundary segment starting on edge e ends, or −1.
+// Edges by id: 2·corner for the edge from corner (x, y) to (x + 1, y), 2·corner + 1 to (x, y + 1).
+function crossing(level: Level, edge: number): Position {
+  const c = edge >> 1;
+  const x = (c % level.stride) - 1;
+  const y = Math.floor(c / level.stride) - 1;
+  const [bx, by] = edge & 1 ? [x, y + 1] : [x + 1, y];
+  const a = valueAt(level, x, y);
+  const b = valueAt(level, bx, by);
+  // Fraction of the way from (x, y) to (bx, by) where the field, linear between the centres, equals t.
+  let s: number;
+  if (Number.isNaN(a) || Number.isNaN(b)) s = level.above[c] ? 0 : 1;
+  else if (a === -Infinity || b === -Infinity) s = 0.5;
+  else s = (level.t - a) / (b - a);
+  return [x + s * (bx - x), y + s * (by - y)];
+}
+
+// Out-of-grid corners of a cell (bits as `bits` below) → the side of the cell inside the grid, when two are.
+const INNER_SIDE: Partial<Record<number, number>> = { 12: 0, 9: 1, 3: 2, 6: 3 };
+
+/**
+ * A position to pass through between a segment's two crossings: on the grid's outer edge, where the
+ * segment leaves the line of outermost centres (the cells' footprint is square to it).
+ */
+function frameVia(level: Level, out: number, edges: readonly number[], from: number, to: number, x: number, y: number): Position | undefined {
+  // One corner in the grid: the cell's middle is the grid's outer corner.
+  if (out === 14 || out === 13 || out === 11 || out === 7) return [x + 0.5, y + 0.5];
+  // Two corners in the grid, along one side: that edge lies on the line of outermost centres, and the
+  // footprint goes on square to it, to the cell's middle.
+  const side = INNER_SIDE[out];
+  if (side === undefined) return undefined;
+  const inner = edges[side]!;
+  if (from !== inner && to !== inner) return undefined;
+  const [cx, cy] = crossing(level, inner);
+  return side === 1 || side === 3 ? [x + 0.5, cy] : [cx, y + 0.5];
+}
+
+/** next[e]: the edge where the boundary segment starting on edge e ends, or −1; and the positions passed on the way. */
+function boundarySegments(level: Level): { next: Int32Array; vias: Map<number, Position> } {
+  const { nx, ny, stride, above, missing, outside } = level;
   const next = new Int32Array(2 * stride * (ny + 2)).fill(-1);
-  // A position to pass through between a segment's two crossings: on the grid's outer edge, where the
-  // segment leaves the line of outermost centres (the cells' footprint is square to it).
   const vias = new Map<number, Position>();
-  // Out-of-grid corners of a cell (bits as `bits` below) → the side of the cell inside the grid, when two are.
-  const INNER_SIDE: Partial<Record<number, number>> = { 12: 0, 9: 1, 3: 2, 6: 3 };
-  const frameVia = (out: number, edges: readonly number[], from: number, to: number, x: number, y: number): Position | undefined => {
-    // One corner in the grid: the cell's middle is the grid's outer corner.
-    if (out === 14 || out === 13 || out === 11 || out === 7) return [x + 0.5, y + 0.5];
-    // Two corners in the grid, along one side: that edge lies on the line of outermost centres, and the
-    // footprint goes on square to it, to the cell's middle.
-    const side = INNER_SIDE[out];
-    if (side === undefined) return undefined;
-    const inner = edges[side]!;
-    if (from !== inner && to !== inner) return undefined;
-    const [cx, cy] = crossing(inner);
-    return side === 1 || side === 3 ? [x + 0.5, cy] : [cx, y + 0.5];
-  };
   const corners = [0, 0, 0, 0];
   const edges = [0, 0, 0, 0];
   for (let y = -1; y < ny; y++) {
     for (let x = -1; x < nx; x++) {
       // Corners in order around the cell (top-left, top-right, bottom-right, bottom-left), each edge k
       // running from corner k to corner k + 1, so the cell lies on the edges' left (positive cross product).
-      const tl = corner(x, y);
+      const tl = (y + 1) * stride + x + 1;
       const tr = tl + 1;
       const bl = tl + stride;
       const br = bl + 1;
@@ -109,7 +138,7 @@ export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: n
           if (!corners[j] && corners[(j + 1) & 3]) {
             next[edges[k]!] = edges[j]!;
             if (out !== 0) {
-              const via = frameVia(out, edges, edges[k]!, edges[j]!, x, y);
+              const via = frameVia(level, out, edges, edges[k]!, edges[j]!, x, y);
               if (via) vias.set(edges[k]!, via);
             }
             break;
@@ -118,15 +147,18 @@ export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: n
       }
     }
   }
+  return { next, vias };
+}
 
-  // Follow the segments into rings, reversed so that the region lies on their right.
+/** The segments followed into rings, reversed so that the region lies on their right. */
+function followRings(level: Level, next: Int32Array, vias: Map<number, Position>): Ring[] {
   const rings: Ring[] = [];
   for (let start = 0; start < next.length; start++) {
     if (next[start]! < 0) continue;
     const ring: Ring = [];
     let e = start;
     while (next[e]! >= 0) {
-      ring.push(crossing(e));
+      ring.push(crossing(level, e));
       const corner = vias.get(e);
       if (corner) ring.push(corner);
       const following = next[e]!;
