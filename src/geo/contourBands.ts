@@ -120,7 +120,7 @@ function checkArguments(values: ArrayLike<number>, nx: number, ny: number, thres
   });
 }
 
-/** The w × h cells of a field from (x0, y0), −Infinity outside the grid (its own function: a long loop, compiled once). */
+/** The w × h cells of a field from (x0, y0), −Infinity outside the grid. Its own function: inside contourBands this long loop made V8 compile all of contourBands on the stack, again and again (docs/benchmarks.md). */
 function cutBox(values: ArrayLike<number>, nx: number, ny: number, x0: number, y0: number, w: number, h: number): Float64Array {
   const sub = new Float64Array(w * h);
   for (let j = 0; j < h; j++) {
