@@ -9,41 +9,18 @@ import { forecasterGeoJson } from "../geo/forecasterGeoJson.ts";
 import { compactInstant } from "../time/instant.ts";
 import { jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { resourceKey } from "./artefactNames.ts";
-import { pauseEvery } from "../flow/pauses.ts";
-import { MAIN_THREAD_PAUSE_MS } from "./stepPool.ts";
+import { ashAreaDrafts } from "./ashAreaDrafts.ts";
 import type { AssembledRun } from "./assembleRun.ts";
 
 export const geoJsonResourceName = (reftime: string, slug: string, time?: string): string => (time ? `${reftime}/${slug}/${time}.geojson` : `${reftime}/${slug}.geojson`);
 const geoJsonFile = (slug: string, time?: string): string => (time ? `geojson/${slug}/${compactInstant(time)}.geojson` : `geojson/${slug}.geojson`);
 
-export async function renderAshGeoJson(run: AssembledRun): Promise<ArtefactDraft[]> {
+export function renderAshGeoJson(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
-  const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
-  const pause = pauseEvery(MAIN_THREAD_PAUSE_MS);
-  const drafts: ArtefactDraft[] = [];
-  for (const layer of run.modelLayers) {
-    const draft = (steps: typeof layer.analysis.steps, time?: string): ArtefactDraft => {
-      const name = geoJsonResourceName(reftime, layer.slug, time);
-      const body = ashAreasGeoJson({
-        name: `${layer.analysis.band.label} ash areas, run ${reftime}`,
-        band: layer.analysis.band,
-        quantity: layer.analysis.meaning.label,
-        thresholds: layer.thresholds,
-        units: "mg/m³",
-        steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
-        ...(volcano ? { volcano } : {}),
-      });
-      return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: jsonBody(body), resourceName: name };
-    };
-    // The steps first, a pause between them: the whole run's file then reuses their polygons' coordinates.
-    const steps: ArtefactDraft[] = [];
-    for (const step of layer.analysis.steps) {
-      await pause();
-      steps.push(draft([step], step.time));
-    }
-    drafts.push(draft(layer.analysis.steps), ...steps);
-  }
-  return drafts;
+  return ashAreaDrafts(run, (layer, input, time) => {
+    const name = geoJsonResourceName(reftime, layer.slug, time);
+    return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: jsonBody(ashAreasGeoJson(input)), resourceName: name };
+  });
 }
 
 /** Twins of the forecasters' KML resources renderKmlLayers publishes: the whole file, and each time's split when the file has times. */

@@ -8,7 +8,6 @@ import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { wrapLongitude } from "../model/gridMapping.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { inOrder } from "../flow/inOrder.ts";
-import { pauseEvery } from "../flow/pauses.ts";
 import { normaliseLon } from "../render/basemap.ts";
 import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
@@ -16,38 +15,18 @@ import { compactInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { kmlFile, kmlResourceName, kmlTimeResourceName, resourceKey, resourceUrl, runPngKey } from "./artefactNames.ts";
 import type { AssembledRun } from "./assembleRun.ts";
-import { bufferOf, MAIN_THREAD_PAUSE_MS, runStepTask, stepTaskWindow } from "./stepPool.ts";
+import { bufferOf, runStepTask, stepTaskWindow } from "./stepPool.ts";
+import { ashAreaDrafts } from "./ashAreaDrafts.ts";
 
 export const imageResourceName = (reftime: string, slug: string, time: string): string => `${reftime}/${slug}/${time}.png`;
 export const imagesIndexName = (reftime: string): string => `${reftime}/images.json`;
 
-export async function renderModelKml(run: AssembledRun): Promise<ArtefactDraft[]> {
+export function renderModelKml(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
-  const volcano = run.volcano ? { name: run.volcano.name, lat: run.volcano.lat, lon: run.volcano.lon } : undefined;
-  const pause = pauseEvery(MAIN_THREAD_PAUSE_MS);
-  const drafts: ArtefactDraft[] = [];
-  for (const layer of run.modelLayers) {
-    const kml = (steps: typeof layer.analysis.steps) =>
-      ashAreasKml({
-        name: `${layer.analysis.band.label} ash areas, run ${reftime}`,
-        band: layer.analysis.band,
-        thresholds: layer.thresholds,
-        units: "mg/m³",
-        quantity: layer.analysis.meaning.label,
-        steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
-        ...(volcano ? { volcano } : {}),
-      });
-    // The steps first, a pause between them: the whole run's file then reuses their polygons' text (ashKml.ts).
-    const steps: ArtefactDraft[] = [];
-    for (const step of layer.analysis.steps) {
-      await pause();
-      const name = kmlTimeResourceName(reftime, layer.slug, step.time);
-      steps.push({ key: resourceKey(name), file: kmlFile(layer.slug, step.time), contentType: CONTENT_TYPES.kml, body: kml([step]), resourceName: name });
-    }
-    const wholeName = kmlResourceName(reftime, layer.slug);
-    drafts.push({ key: resourceKey(wholeName), file: kmlFile(layer.slug), contentType: CONTENT_TYPES.kml, body: kml(layer.analysis.steps), resourceName: wholeName }, ...steps);
-  }
-  return drafts;
+  return ashAreaDrafts(run, (layer, input, time) => {
+    const name = time ? kmlTimeResourceName(reftime, layer.slug, time) : kmlResourceName(reftime, layer.slug);
+    return { key: resourceKey(name), file: kmlFile(layer.slug, time), contentType: CONTENT_TYPES.kml, body: ashAreasKml(input), resourceName: name };
+  });
 }
 
 /**
