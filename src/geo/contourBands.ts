@@ -79,7 +79,7 @@ export function contourBands(
   const levels: Ring[][] = thresholds.map((t) => {
     const rings: Ring[] = [];
     for (const raw of isorings(sub, w, h, t)) {
-      const ring = dedupe(raw.map((p): Position => [p[0] + x0, p[1] + y0]));
+      const ring = dedupe(shifted(raw, x0, y0));
       if (ring.length >= 4) rings.push(ring);
     }
     return rings;
@@ -94,8 +94,8 @@ export function contourBands(
     bands[k]!.polygons = polygons
       .map((polygon): { polygon: Polygon; area: number } => ({
         polygon: {
-          outer: orientRing(polygon.outer.map(([x, y]) => toLonLat(x, y)), true),
-          holes: polygon.holes.map((hole) => orientRing(hole.map(([x, y]) => toLonLat(x, y)), false)),
+          outer: orientRing(onEarth(polygon.outer, toLonLat), true),
+          holes: polygon.holes.map((hole) => orientRing(onEarth(hole, toLonLat), false)),
         },
         area: Math.abs(ringArea(polygon.outer)),
       }))
@@ -103,6 +103,32 @@ export function contourBands(
       .map(({ polygon }) => polygon);
   }
   return bands;
+}
+
+/*
+ * The ring helpers below are named functions with loops rather than closures passed to map: a closure made
+ * per call was compiled again by V8 on every few calls (bench:build:compiles).
+ */
+
+/** A ring of isorings' box positions moved to the whole grid's. */
+function shifted(ring: readonly Position[], dx: number, dy: number): Position[] {
+  const out: Position[] = [];
+  for (const p of ring) out.push([p[0] + dx, p[1] + dy]);
+  return out;
+}
+
+/** A ring of grid positions as longitude/latitude. */
+function onEarth(ring: readonly Position[], toLonLat: GridToLonLat): Position[] {
+  const out: Position[] = [];
+  for (const p of ring) out.push(toLonLat(p[0], p[1]));
+  return out;
+}
+
+/** The positions of a ring at the given indices. */
+function pick(ring: Ring, indices: readonly number[]): Ring {
+  const out: Ring = [];
+  for (const i of indices) out.push(ring[i]!);
+  return out;
 }
 
 function checkArguments(values: ArrayLike<number>, nx: number, ny: number, thresholds: readonly number[]): void {
@@ -196,12 +222,15 @@ function simplifyLevels(levels: Ring[][], tolerance: number): Ring[][] {
       uses.set(k, (uses.get(k) ?? 0) + 1);
     }
   }
-  const kept = all.map((ring) => {
+  const kept: number[][] = [];
+  const simple: Ring[] = [];
+  for (const ring of all) {
     const keep: number[] = [];
     for (let i = 0; i < ring.length - 1; i++) if (isCentre(ring[i]!) && uses.get(key(ring[i]!))! > 1) keep.push(i);
-    return simplifyRingIndices(ring, tolerance, keep, OUTSIDE);
-  });
-  const simple = all.map((ring, r) => (kept[r]!.length === ring.length ? ring : kept[r]!.map((i) => ring[i]!)));
+    const indices = simplifyRingIndices(ring, tolerance, keep, OUTSIDE);
+    kept.push(indices);
+    simple.push(indices.length === ring.length ? ring : pick(ring, indices));
+  }
   // Segments a simplification created (joining positions that were not consecutive): only they can cross.
   const isNew = (r: number, segment: number): boolean => {
     const k = kept[r]!;
@@ -247,7 +276,8 @@ function splitOnSharedLines(rings: Ring[]): Ring[] {
     a[0] === b[0] && onLattice(a[0]) ? `x${a[0]}` : a[1] === b[1] && onLattice(a[1]) ? `y${a[1]}` : undefined;
   // Positions (their varying coordinate) on each line, with the rings they come from.
   const lines = new Map<string, { at: number[]; rings: Set<number> }>();
-  rings.forEach((ring, r) => {
+  for (let r = 0; r < rings.length; r++) {
+    const ring = rings[r]!;
     for (let i = 1; i < ring.length; i++) {
       const a = ring[i - 1]!;
       const b = ring[i]!;
@@ -259,7 +289,7 @@ function splitOnSharedLines(rings: Ring[]): Ring[] {
       entry.at.push(a[axis], b[axis]);
       entry.rings.add(r);
     }
-  });
+  }
   let shared = false;
   for (const entry of lines.values()) {
     if (entry.rings.size < 2) continue;

@@ -26,7 +26,8 @@ export function isCounterClockwise(ring: readonly Position[]): boolean {
 
 /** The ring turned to the wanted orientation (a new array; the input is left alone). */
 export function orientRing(ring: readonly Position[], counterClockwise: boolean): Ring {
-  const copy = ring.map((p): Position => [p[0], p[1]]);
+  const copy: Position[] = [];
+  for (const p of ring) copy.push([p[0], p[1]]);
   return isCounterClockwise(copy) === counterClockwise ? copy : copy.reverse();
 }
 
@@ -213,7 +214,8 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
   let minX = Infinity;
   let minY = Infinity;
   let extent = 0;
-  rings.forEach((ring, r) => {
+  for (let r = 0; r < rings.length; r++) {
+    const ring = rings[r]!;
     for (let i = 1; i < ring.length; i++) {
       if (!onlyNew(r, i)) continue;
       const a = ring[i - 1]!;
@@ -223,7 +225,7 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
       minY = Math.min(minY, a[1], b[1]);
       extent += Math.max(Math.abs(b[0] - a[0]), Math.abs(b[1] - a[1]));
     }
-  });
+  }
   if (newSegs.length === 0) return bad;
   // Buckets no smaller than 1/1024 of the rings' span: a few tiny new segments must not make a long
   // segment visit millions of buckets.
@@ -247,7 +249,8 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
     Math.floor((Math.max(a[0], b[0]) - minX) / size),
     Math.floor((Math.max(a[1], b[1]) - minY) / size),
   ];
-  newSegs.forEach(([r, i], s) => {
+  for (let s = 0; s < newSegs.length; s++) {
+    const [r, i] = newSegs[s]!;
     const ring = rings[r]!;
     const [x0, y0, x1, y1] = range(ring[i - 1]!, ring[i]!);
     for (let x = x0; x <= x1; x++) {
@@ -258,8 +261,9 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
         else buckets.set(k, [s]);
       }
     }
-  });
-  rings.forEach((ring, r) => {
+  }
+  for (let r = 0; r < rings.length; r++) {
+    const ring = rings[r]!;
     for (let i = 1; i < ring.length; i++) {
       const a = ring[i - 1]!;
       const b = ring[i]!;
@@ -282,7 +286,7 @@ export function findCrossingRings(rings: readonly (readonly Position[])[], optio
         }
       }
     }
-  });
+  }
   return bad;
 }
 

@@ -32,7 +32,8 @@ const MUTED = "#55606b";
 
 /** A closed copy of a ring with at least 4 positions, or undefined. */
 function closedRing(ring: Ring): Position[] | undefined {
-  const points = ring.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
+  const points: Position[] = [];
+  for (const p of ring) if (Number.isFinite(p[0]) && Number.isFinite(p[1])) points.push(p);
   if (points.length < 3) return undefined;
   const first = points[0]!;
   const last = points[points.length - 1]!;

@@ -186,14 +186,24 @@ export function quantise(rgba: Uint8Array | Uint8ClampedArray, width: number, he
  */
 function nearestEntries(colours: Uint32Array, palette: Uint32Array): Uint8Array {
   const n = palette.length;
-  const byGreen = Int32Array.from({ length: n }, (_, j) => j).sort((x, y) => ((palette[x]! >>> 8) & 255) - ((palette[y]! >>> 8) & 255) || x - y);
+  // Entries in green order, of equals the lowest index first: sorted as numbers green × n + index (plain
+  // loops and no comparator here: V8 compiled this function's closures again on every call).
+  const byGreen = new Int32Array(n);
+  for (let j = 0; j < n; j++) byGreen[j] = ((palette[j]! >>> 8) & 255) * n + j;
+  byGreen.sort();
   const rows = new Int32Array(n * 5);
-  byGreen.forEach((j, k) => {
+  for (let k = 0; k < n; k++) {
+    const j = byGreen[k]! % n;
     const c = palette[j]!;
-    rows.set([c & 255, (c >>> 8) & 255, (c >>> 16) & 255, c >>> 24, j], k * 5);
-  });
+    const row = k * 5;
+    rows[row] = c & 255;
+    rows[row + 1] = (c >>> 8) & 255;
+    rows[row + 2] = (c >>> 16) & 255;
+    rows[row + 3] = c >>> 24;
+    rows[row + 4] = j;
+  }
   const exact = new Map<number, number>();
-  palette.forEach((c, i) => exact.has(c) || exact.set(c, i));
+  for (let i = 0; i < n; i++) if (!exact.has(palette[i]!)) exact.set(palette[i]!, i);
   const out = new Uint8Array(colours.length);
   for (let i = 0; i < colours.length; i++) {
     const c = colours[i]!;
@@ -269,7 +279,7 @@ function nearestCentre(channels: Uint8Array, i: number, rows: Float64Array, n: n
 function choosePalette(colours: Uint32Array, counts: Uint32Array, maxColours: number, pixelCount: number, options: QuantiseOptions): Uint32Array {
   // Exact: the colours asked for (when the image has them), then the most frequent, up to half the palette.
   const rank = new Map<number, number>();
-  colours.forEach((c, i) => rank.set(c, i));
+  for (let i = 0; i < colours.length; i++) rank.set(colours[i]!, i);
   const fixed: number[] = [];
   const isFixed = new Uint8Array(colours.length);
   for (const colour of options.keep ?? []) {
