@@ -106,7 +106,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("serve the published release of the dist directory (follows new releases without restart)")
     .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
     .option("--dist <dir>", "same as --out")
-    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_WORKERS)", process.env.ASHCAST_WORKERS ?? "1")
+    // Not ASHCAST_WORKERS: that is the build's worker threads (0 allowed), which an operator may set for a whole host.
+    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_SERVE_WORKERS)", process.env.ASHCAST_SERVE_WORKERS ?? "1")
     .action(async (flags: ServeFlags & { out?: string; dist?: string; workers: string }) => {
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});

@@ -57,7 +57,9 @@ describe("ashcast serve --workers 2", () => {
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    server = await ashcast(["serve", "--out", site.distDir, "--port", String(port), "--workers", "2"], { ready: /2 server workers share the listening socket/ });
+    // Given by its environment variable, beside the build's own ASHCAST_WORKERS (threads; 0 is valid there, not here).
+    const env = { ASHCAST_SERVE_WORKERS: "2", ASHCAST_WORKERS: "0" };
+    server = await ashcast(["serve", "--out", site.distDir, "--port", String(port)], { env, ready: /2 server workers share the listening socket/ });
   });
   afterAll(async () => server?.stop());
 
