@@ -71,9 +71,9 @@ export const ModelRoute = z.strictObject({
   bands: z.array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: AshClassId })),
   encounters: z.array(Encounter).optional().describe("With coordTimes: each stretch at or above the lowest threshold"),
   steps: z
-    .array(z.strictObject({ time: Instant, value: Mg, class: AshClassId, band: BandName.nullable(), lon: z.number().nullable(), lat: z.number().nullable() }))
+    .array(z.strictObject({ time: Instant, value: Mg.nullable(), class: AshClassId, band: BandName.nullable(), lon: z.number().nullable(), lat: z.number().nullable() }))
     .optional()
-    .describe("Without coordTimes: per step, the highest value anywhere along the path at its flight levels"),
+    .describe("Without coordTimes: per step, the highest value anywhere along the path at its flight levels; value null and class `missing` at a step where nothing along the path is known (all of it outside the domain or above the bands, or the model's values missing there), never a 0 that would read as clear"),
   outside_domain: z.array(Stretch).describe("Stretches outside the model's domain: nothing is known there"),
   outside_forecast: z.array(Stretch).describe("Stretches flown before the first step or after the last one ends"),
   above_bands: z.array(Stretch).describe("Stretches above the model's highest flight-level band"),

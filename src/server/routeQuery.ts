@@ -233,7 +233,8 @@ function perStep(
   let top: NonNullable<ModelRoute["highest"]> | undefined;
   const result = grid.header.times.map((time, t) => {
     const found = where[t];
-    if (!found) return { time, value: 0, class: "none", band: null, lon: null, lat: null };
+    // Nothing known along the path at this step: said as such, not as a 0 that reads as a clear route.
+    if (!found) return { time, value: null, class: "missing", band: null, lon: null, lat: null };
     const value = decodeConcentration(best[t]!);
     const cls = classOf(value, grid.classes)?.id ?? "none";
     if (!top || value > top.value) top = { ...found.point, time, value, class: cls, band: bandInfo[found.band]!.band };

@@ -10,7 +10,7 @@
 /** @typedef {{ model: string, label: string, band: string, steps: PointStep[] }} PointSeries */
 /** @typedef {{ lon: number, lat: number, fl: number, km: number, time?: string }} RoutePoint */
 /** @typedef {{ band: string, class: string, highest: number, entry: RoutePoint, exit: RoutePoint }} Encounter */
-/** @typedef {{ model: string, encounters?: Encounter[], steps?: { time: string, value: number, class: string, band: string | null }[], outside_domain: unknown[], outside_forecast: unknown[], above_bands: unknown[] }} ModelRoute */
+/** @typedef {{ model: string, encounters?: Encounter[], steps?: { time: string, value: number | null, class: string, band: string | null }[], outside_domain: unknown[], outside_forecast: unknown[], above_bands: unknown[] }} ModelRoute */
 /** @typedef {{ reftime: () => string | undefined, band: () => string | undefined, time: () => string | undefined }} Shown */
 
 const ashQueries = (() => {
@@ -148,7 +148,12 @@ const ashQueries = (() => {
           L.polyline([onRoute(e.entry), onRoute(e.exit)], { color: "#b00020", weight: 6, interactive: false }).addTo(routeLayer);
           items.push(item(`${e.band} ${e.class} up to ${mg(e.highest)}: ${e.entry.time ? formatTime(e.entry.time) : ""} at ${e.entry.km.toFixed(0)} km to ${e.exit.time ? formatTime(e.exit.time) : ""} at ${e.exit.km.toFixed(0)} km (FL${Math.round(e.entry.fl)})`, `class-${e.class}`));
         }
-        for (const s of model.steps ?? []) if (s.class !== "none") items.push(item(`${formatTime(s.time)}: up to ${mg(s.value)} (${s.class}) in ${s.band}`, `class-${s.class}`));
+        let unknown = 0;
+        for (const s of model.steps ?? []) {
+          if (s.value === null) unknown++;
+          else if (s.class !== "none") items.push(item(`${formatTime(s.time)}: up to ${mg(s.value)} (${s.class}) in ${s.band}`, `class-${s.class}`));
+        }
+        if (unknown) items.push(item(`${model.model}: nothing is known along the route at ${unknown} of ${model.steps?.length} steps.`));
         if (model.outside_domain.length) items.push(item(`${model.model}: part of the route is outside the model's domain (nothing known there).`));
         if (model.outside_forecast.length) items.push(item(`${model.model}: part of the flight is outside the forecast's times.`));
         if (model.above_bands.length) items.push(item(`${model.model}: part of the route is above FL550, the highest band.`));

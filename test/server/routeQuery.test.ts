@@ -132,6 +132,17 @@ describe("without times: when is this route clear?", () => {
     expect(steps[2]!.value).toBeGreaterThanOrEqual(3);
     expect(steps[2]!.band).toBe("FL200-350");
   });
+
+  it("where nothing along the path is known (above the bands, outside the domain), every step says so: no value, not a clear 0", () => {
+    const above = only(answerRoute("r", [grid], route([[175, 50], [-175, 50]], 18288)));
+    const outside = only(answerRoute("r", [grid], route([[100, 10], [110, 10]], FL300)));
+    for (const answer of [above, outside]) {
+      expect(answer.steps!.map((s) => [s.time, s.value, s.class, s.band])).toEqual(grid.header.times.map((time) => [time, null, "missing", null]));
+      expect(answer.highest).toBeNull();
+    }
+    expect(above.above_bands).toHaveLength(1);
+    expect(outside.outside_domain).toHaveLength(1);
+  });
 });
 
 describe("bounded work", () => {
