@@ -138,11 +138,35 @@ export function withoutGrids(run: { reftime: string; png?: string | undefined },
   return { kind: "problem", status: 422, detail: `the run ${run.reftime} has no model output to ${action}: ${why}; use /resources for its ash areas` };
 }
 
+/**
+ * Why a place (and time) has no answer in a run's grids: outside every model's domain, or the time outside
+ * every forecast; undefined when it has one. Checked before validators, so that such a request is never a 304.
+ */
+export function pointProblem(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): QueryProblem | undefined {
+  let inDomain = false;
+  let inForecast = false;
+  for (const grid of grids) {
+    if (grid.supportOf(lon, lat) === undefined) continue;
+    inDomain = true;
+    if (!time || grid.stepAt(time.ms) !== -1) inForecast = true;
+  }
+  if (!inDomain) {
+    const domains = grids.map((g) => `${g.header.model} (${g.header.source})`).join(", ");
+    return { kind: "problem", status: 422, detail: `lat ${lat}, lon ${lon} is outside the domain of every model of run ${reftime}: ${domains}` };
+  }
+  if (!inForecast) {
+    const spans = grids.map((g) => `${g.header.times[0]} to ${g.header.end}`).join(", ");
+    return { kind: "problem", status: 422, detail: `time ${time!.iso} is outside the forecast of run ${reftime} (${spans}); leave time out for every step` };
+  }
+  return undefined;
+}
+
 /** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once; grids not empty. */
 export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
+  const problem = pointProblem(reftime, grids, lat, lon, time);
+  if (problem) return problem;
   const outside: string[] = [];
-  let inForecast = false;
-  let answered = 0;
+  let written = 0;
   writer.reset();
   writer.text(`{"reftime":${JSON.stringify(reftime)},"location":${JSON.stringify({ lat, lon })},${time ? `"time":${JSON.stringify(time.iso)},` : ""}"units":"mg/m3","series":[`);
   for (const grid of grids) {
@@ -153,24 +177,15 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
       continue;
     }
     const step = time ? grid.stepAt(time.ms) : -1;
-    if (!time || step !== -1) inForecast = true;
     const where = `"cell":${JSON.stringify(place.cell)},"support":${JSON.stringify(place.support)},"steps":[`;
     for (let b = 0; b < header.bands.length; b++) {
-      if (answered++) writer.bytes(COMMA);
+      if (written++) writer.bytes(COMMA);
       writer.bytes(grid.jsonParts.seriesHeads[b]!);
       writer.text(where);
       if (!time) writeAllSteps(grid, grid.placeSeries(b, place));
       else if (step !== -1) writeStep(grid, step, grid.placeCode(b, place, step));
       writer.text("]}");
     }
-  }
-  if (answered === 0) {
-    const domains = grids.map((g) => `${g.header.model} (${g.header.source})`).join(", ");
-    return { kind: "problem", status: 422, detail: `lat ${lat}, lon ${lon} is outside the domain of every model of run ${reftime}: ${domains}` };
-  }
-  if (time && !inForecast) {
-    const spans = grids.map((g) => `${g.header.times[0]} to ${g.header.end}`).join(", ");
-    return { kind: "problem", status: 422, detail: `time ${time.iso} is outside the forecast of run ${reftime} (${spans}); leave time out for every step` };
   }
   writer.text(`],"outside":[${outside.join(",")}]}`);
   return writer.answer();

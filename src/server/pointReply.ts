@@ -1,16 +1,16 @@
 /**
  * GET /point as a plain reply (status, headers, body), shared by the Hono route and the node fast path:
- * parameters checked, the run selected, validators compared (the ETag is made of the run's content hash
- * and the query, so a 304 costs no look-up), then the answer from the run's grids. Synchronous when the
- * run's artefact list and grids are in memory; a promise otherwise (the fast path then leaves the request
- * to the app, which waits).
+ * parameters checked, the run selected, the place checked against the run's grids, validators compared (the
+ * ETag is made of the run's content hash and the query, so a 304 writes no answer), then the answer.
+ * Synchronous when the run's artefact list and grids are in memory; a promise otherwise (the fast path then
+ * leaves the request to the app, which waits).
  */
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
-import { answerPoint, coordinateParameter, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
+import { answerPoint, coordinateParameter, pointProblem, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
@@ -97,17 +97,24 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
     ...policyTagHeaders(policy.tags),
     ...CORS_HEADERS,
   };
+  // Validators are compared once the place is known to have an answer: a place outside every domain (or a
+  // time outside the forecast) is a 422 whatever the client holds, never a 304.
   const notModified =
     request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
-  if (notModified) return { status: 304, headers, body: undefined };
-
-  const ok = (answer: AnswerText): Reply => ({ status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.bytes) }, body: answer.text, ascii: answer.text.length === answer.bytes });
+  const ok = (answer: AnswerText): Reply =>
+    notModified
+      ? { status: 304, headers, body: undefined }
+      : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.bytes) }, body: answer.text, ascii: answer.text.length === answer.bytes };
   const known = context.grids.answer(etag);
   if (known !== undefined) return ok(known);
   const finish = (grids: readonly ServedGrid[]): Reply => {
     if (grids.length === 0) {
       const refusal = withoutGrids(run, "query");
       return problem(refusal.status, refusal.detail);
+    }
+    if (notModified) {
+      const refusal = pointProblem(run.reftime, grids, lat, lon, time);
+      return refusal ? problem(refusal.status, refusal.detail) : { status: 304, headers, body: undefined };
     }
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
     if ("kind" in answer) return problem(answer.status, answer.detail);

@@ -203,6 +203,19 @@ describe("bad parameters are refused, naming the parameter", () => {
     expect(expectProblem(res, status).detail).toMatch(detail);
   });
 
+  it("a place or time without an answer is a 422 whatever validators the client sends, never a 304", async () => {
+    const lastModified = header(await http(m.server, `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`, { headers: UA }), "last-modified");
+    for (const [query, detail] of [
+      [`lat=-60&lon=1&reftime=${EEMEP_REFTIME}`, /outside the domain/],
+      [`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-04-22T12:00:00Z`, /outside the forecast/],
+    ] as const) {
+      for (const validators of [{ "if-none-match": "*" }, { "if-modified-since": lastModified }]) {
+        const res = await http(m.server, `/point?${query}`, { headers: { ...UA, ...validators } });
+        expect(expectProblem(res, 422).detail, `${query} ${JSON.stringify(validators)}`).toMatch(detail);
+      }
+    }
+  });
+
   it("other methods than GET, HEAD and OPTIONS need an operator first (as every mutating request)", async () => {
     const res = await http(m.server, "/point?lat=60&lon=1", { method: "DELETE", headers: UA });
     expect([401, 405]).toContain(res.status);
