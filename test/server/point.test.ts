@@ -209,7 +209,7 @@ describe("bad parameters are refused, naming the parameter", () => {
       [`lat=-60&lon=1&reftime=${EEMEP_REFTIME}`, /outside the domain/],
       [`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-04-22T12:00:00Z`, /outside the forecast/],
     ] as const) {
-      for (const validators of [{ "if-none-match": "*" }, { "if-modified-since": lastModified }]) {
+      for (const validators of [{ "if-none-match": "*" }, { "if-modified-since": lastModified }] as Array<Record<string, string>>) {
         const res = await http(m.server, `/point?${query}`, { headers: { ...UA, ...validators } });
         expect(expectProblem(res, 422).detail, `${query} ${JSON.stringify(validators)}`).toMatch(detail);
       }
