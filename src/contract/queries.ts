@@ -90,16 +90,19 @@ export const RouteAnswer = z.strictObject({
 });
 export type RouteAnswer = z.infer<typeof RouteAnswer>;
 
-/** What POST /route takes (documentation: the server checks it field by field to name what is wrong). */
-export const RouteRequest = z.object({
+/**
+ * What POST /route takes (documentation: the server checks it field by field to name what is wrong). Loose
+ * objects: a GeoJSON Feature may carry `id`, `bbox` and foreign members (RFC 7946), which the server ignores.
+ */
+export const RouteRequest = z.looseObject({
   type: z.literal("Feature"),
-  geometry: z.object({
+  geometry: z.looseObject({
     type: z.literal("LineString"),
     coordinates: z.array(z.tuple([z.number().min(-180).max(180), z.number().min(-90).max(90), z.number().min(-500).max(30480)])).min(2).max(10_000)
       .describe("[lon, lat, altitude_m] per vertex; altitude is pressure altitude in metres (FL350 = 10668)"),
   }),
   properties: z
-    .object({ coordTimes: z.array(z.string().meta({ format: "date-time" })).optional().describe("One ISO 8601 instant (with a zone) per vertex, not decreasing") })
+    .looseObject({ coordTimes: z.array(z.string().meta({ format: "date-time" })).optional().describe("One ISO 8601 instant (with a zone) per vertex, not decreasing") })
     .nullable()
     .optional(),
 });

@@ -3,6 +3,7 @@
  * `[lon, lat, altitude_m]` and optionally `properties.coordTimes`, one instant per vertex (the convention
  * of GPX and KML track converters). Each refusal names the member at fault and what to send. Pure.
  */
+import { arcBetween } from "../geo/greatCircle.ts";
 import { normaliseInstant, parseInstant } from "../time/instant.ts";
 import type { QueryProblem } from "./pointQuery.ts";
 
@@ -18,6 +19,9 @@ export interface RouteInput {
   /** Instants of the vertices in ms, when coordTimes was given. */
   timesMs?: number[];
 }
+
+/** Two positions this close to opposite (degrees of arc, about 0.1 m) have no great circle of their own. */
+const ANTIPODAL_DEGREES = 1e-6;
 
 const EXAMPLE = '{"type":"Feature","geometry":{"type":"LineString","coordinates":[[-22,64,10668],[-10,60,10668]]},"properties":{"coordTimes":["2026-06-01T06:00:00Z","2026-06-01T07:00:00Z"]}}';
 
@@ -46,6 +50,10 @@ export function parseRoute(body: unknown): RouteInput | QueryProblem {
     if (Math.abs(lat!) > 90) return invalid(`${at}: latitude ${lat} is outside -90..90`);
     if (altitude === undefined) return invalid(`${at} has no altitude: give [lon, lat, altitude_m], the pressure altitude in metres (FL350 is 10668)`);
     if (altitude < ALTITUDE_RANGE_M[0] || altitude > ALTITUDE_RANGE_M[1]) return invalid(`${at}: altitude ${altitude} m is outside ${ALTITUDE_RANGE_M[0]}..${ALTITUDE_RANGE_M[1]} m (feet sent as metres?)`);
+    // Between antipodes every great circle is as short as any other: no path is defined.
+    if (i > 0 && arcBetween(positions[i - 1]!, [lon!, lat!]) > 180 - ANTIPODAL_DEGREES) {
+      return invalid(`geometry.coordinates[${i - 1}] and [${i}] are antipodal, so no great circle between them is the route: add a position between them`);
+    }
     positions.push([lon!, lat!]);
     altitudesM.push(altitude);
   }

@@ -132,14 +132,22 @@ describe("bad bodies are refused, naming what is wrong", () => {
     ["longitude 200", feature([[200, 60, 9000], [-10, 62, 9000]]), 422, /coordinates\[0\]: longitude 200/],
     ["latitude -91", feature([[-20, 60, 9000], [-10, -91, 9000]]), 422, /coordinates\[1\]: latitude -91/],
     ["feet as metres", feature([[-20, 60, 35000], [-10, 62, 35000]]), 422, /altitude 35000 m is outside/],
+    ["antipodal positions", feature([[-20, 60, 9000], [0, 60, 9000], [180, -60, 9000]]), 422, /coordinates\[1\] and \[2\] are antipodal/],
     ["coordTimes too short", feature(line, ["2019-03-22T13:00:00Z"]), 422, /coordTimes must be an array of 2 instants/],
     ["coordTimes not times", feature(line, ["2019-03-22T13:00:00Z", "later"]), 422, /coordTimes\[1\] is not a date-time/],
     ["coordTimes without a zone", feature(line, ["2019-03-22T13:00:00Z", "2019-03-22T14:00:00"]), 422, /coordTimes\[1\]/],
     ["coordTimes going back", feature(line, ["2019-03-22T14:00:00Z", "2019-03-22T13:00:00Z"]), 422, /coordTimes\[1\] .* is before/],
     ["too many vertices", feature(Array.from({ length: MAX_ROUTE_VERTICES + 1 }, (_, i) => [-20 + i * 1e-4, 60, 9000])), 413, /at most 10000/],
   ];
-  it.each(cases)("%s → %i", async (_, body, status, detail) => {
+  it.each(cases.map(([name, ...rest]) => [`${name} → ${rest[1]}`, ...rest] as const))("%s", async (_, body, status, detail) => {
     expect(expectProblem(await post(body), status).detail).toMatch(detail);
+  });
+
+  it("a Feature with an id, a bbox and members of its own is answered, and the published RouteRequest schema accepts it", async () => {
+    const validateRequest = await documentValidator(m.server, "RouteRequest");
+    const body = { ...feature(line, ["2019-03-22T13:00:00Z", "2019-03-22T14:00:00Z"]), id: "KEF-OSL", bbox: [-20, 60, -10, 62], properties: { name: "FI318", coordTimes: ["2019-03-22T13:00:00Z", "2019-03-22T14:00:00Z"] }, flight: { callsign: "ICE318" } };
+    expect(validateRequest(body)).toBeUndefined();
+    expect((await post(body)).status).toBe(200);
   });
 
   it("a body over 1 MiB → 413 without reading it all", async () => {
