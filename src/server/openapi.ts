@@ -271,7 +271,7 @@ export function openApiDocument(options: { prefix?: string; accessRules?: readon
       }, [{ name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } }]),
       "/point": get(
         "getPoint",
-        "The ash concentration at a place: per model and flight-level band, every step of the run (or the step valid at `time`), with its class. The value is that of the model grid cell the place lies in",
+        "The ash concentration at a place: per model and flight-level band, every step of the run (or the step valid at `time`), with its class. The value is the highest of the grid cell centres around the place (its own cell's at a centre; see `support`), so never less than the model's value for its cell nor than the ash areas drawn there",
         "data",
         {
           "200": { description: "The value series", content: { [JSON_TYPE]: { schema: ref("PointAnswer") } } },
