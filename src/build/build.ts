@@ -10,13 +10,13 @@
  * (reportBuild) → write the release, switch to it and collect garbage (writeRelease).
  */
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { AshModel } from "../contract/ashModel.ts";
 import type { BuildReport, RunReport } from "../contract/buildReport.ts";
 import { changedTags } from "../contract/cacheTags.ts";
 import { RUN_ARTEFACTS_FILE, RunArtefacts } from "../contract/releaseIndex.ts";
-import { UserError } from "../errors.ts";
+import { checkRunsDirectory } from "./runsDirectory.ts";
 import { entryJson } from "../formats/memoJson.ts";
 import { formatInstant } from "../time/instant.ts";
 import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
@@ -81,10 +81,7 @@ export interface ScanCounts {
 }
 
 export async function build(options: BuildOptions): Promise<BuildResult> {
-  const runsStat = await stat(options.runsDir).catch(() => undefined);
-  if (!runsStat?.isDirectory()) {
-    throw new UserError("the runs directory does not exist", { where: options.runsDir, fix: "create it, or point --runs at the folder that holds the run folders" });
-  }
+  await checkRunsDirectory(options.runsDir);
   const lock = await acquireBuildLock(options.distDir);
   try {
     return await buildLocked(options, lock);

@@ -51,7 +51,15 @@ const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("he
  * trusted by the next build (scanRuns.ts, ScanOptions.settledBefore).
  */
 export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean; takenAtMs: number }> {
-  await mkdir(distDir, { recursive: true });
+  await mkdir(distDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    // The operator's to fix (a path that is a file, a directory this user may not write), not a bug.
+    if (!["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST"].includes(error.code ?? "")) throw error;
+    throw new UserError("cannot create the dist directory", {
+      where: distDir,
+      fix: "give --out (ASHCAST_DIST) a directory this user may create and write, on a writable file system",
+      cause: error,
+    });
+  });
   const lockPath = path.join(distDir, LOCK_FILE);
   const attempt = await tryLock(lockPath, TMP_PREFIX);
   if (attempt.kind === "taken") {

@@ -13,6 +13,7 @@ import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
 import type { CachePurger } from "./cachePurger.ts";
 import { cleanDist, type DistCleanup } from "./releaseStore.ts";
+import { checkRunsDirectory } from "./runsDirectory.ts";
 import { isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface WatchOptions extends BuildOptions {
@@ -46,6 +47,8 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   const stabilityMs = options.stabilityMs ?? 1000;
   const runsDir = path.resolve(options.runsDir);
   const distDir = path.resolve(options.distDir);
+  // Refused before watching starts: a missing folder or one run folder is the operator's mistake, not a build's.
+  await checkRunsDirectory(runsDir);
 
   let building: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -150,7 +153,13 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   });
   watcher.on("error", (error) => log(`watch error: ${formatError(error)}`));
   // A folder deleted while chokidar was starting would otherwise go unnoticed until the next change.
-  await stat(runsDir);
+  const gone = await stat(runsDir).then(() => undefined, (error: unknown) => error);
+  if (gone !== undefined) {
+    await watcher.close();
+    await building;
+    await checkRunsDirectory(runsDir); // says what is wrong, as a user error
+    throw gone;
+  }
 
   return {
     idle: () => (building || timer ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),

@@ -22,7 +22,7 @@ type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome;
 type ToWorker = "close" | { job: JobOrder } | { cancel: string };
 
 export interface WatchWorker extends JobExecutor {
-  /** Resolves after the first build (whatever its outcome). */
+  /** Resolves after the first build (whatever its outcome); rejects when the watcher stops before it. */
   firstBuild: Promise<void>;
   /** The recent cache purges, newest first (for GET /datasets). */
   readonly cachePurges: readonly CachePurge[];
@@ -33,7 +33,11 @@ export interface WatchWorker extends JobExecutor {
 export function startWatchWorker(options: WorkerOptions, log: (line: string) => void): WatchWorker {
   const worker = new Worker(new URL(import.meta.url), { workerData: { watch: options } });
   let built: () => void = () => {};
-  const firstBuild = new Promise<void>((resolve) => (built = resolve));
+  let failedToStart: (error: Error) => void = () => {};
+  const firstBuild = new Promise<void>((resolve, reject) => {
+    built = resolve;
+    failedToStart = reject;
+  });
   const waiting = new Map<string, { resolve: (outcome: JobOutcome) => void; reject: (error: Error) => void }>();
   let cachePurges: readonly CachePurge[] = [];
   worker.on("message", (message: FromWorker) => {
@@ -50,7 +54,8 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   worker.on("error", (error) => {
     log(`Internal error: the watcher stopped: ${error.stack ?? error.message}`);
-    built();
+    // Before the first build nothing was published by it: the start fails rather than serve without a builder.
+    failedToStart(error);
   });
   worker.once("exit", () => {
     for (const job of waiting.values()) job.reject(new UserError("the watcher stopped before the job finished"));

@@ -24,33 +24,65 @@ export interface ServeFlags {
   trustedProxies?: string;
 }
 
-export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor; cachePurges?: () => readonly CachePurge[] }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {
+/** The serve flags checked (each error names the flag and its environment variable), without touching the network. */
+export interface CheckedServeFlags {
+  port: number;
+  httpPort: number | undefined;
+  /** Without trailing slashes. */
+  prefix: string;
+  removedVersions: string[];
+  trustedProxies: string[] | undefined;
+}
+
+/**
+ * Checks what can be checked before a server starts, so that `start` refuses a bad flag before its first
+ * build rather than after it. Each error names the flag and the environment variable that can give it.
+ */
+export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
   const port = Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port", fix: "give a number from 0 to 65535" });
-  const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
-  if (flags.trustedProxies !== undefined) {
-    const proxies = flags.trustedProxies.split(",").map((entry) => entry.trim()).filter(Boolean);
-    for (const entry of proxies) {
-      const problem = AddressList.problem(entry);
-      if (problem) throw new UserError(problem, { where: "--trusted-proxies", fix: "give addresses or CIDR ranges separated by commas, e.g. 10.0.0.0/8,192.0.2.7" });
-    }
-    traffic.trustedProxies = proxies;
+  if (flags.port.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port (env PORT)", fix: "give a number from 0 to 65535" });
+  const prefix = flags.prefix.trim().replace(/\/+$/, "");
+  if (prefix !== "" && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) {
+    throw new UserError(`"${flags.prefix}" is not a path prefix`, { where: "--prefix (env ASHCAST_PREFIX)", fix: "give a path of letters, digits, '.', '_', '~' or '-' segments starting with /, e.g. /weatherapi, or leave it out" });
   }
-  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new UserError("TLS needs both a certificate and its key", { where: flags.tlsCert === undefined ? "--tls-cert" : "--tls-key", fix: "give both --tls-cert and --tls-key, or neither" });
+  const removedVersions = flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean);
+  for (const version of removedVersions) {
+    if (!/^\d+(\.\d+)*$/.test(version) || version === "0.1") {
+      throw new UserError(`"${version}" is not a removed product version`, { where: "--removed-versions (env ASHCAST_REMOVED_VERSIONS)", fix: "give version numbers other than 0.1, the version served, e.g. 0.0,0.0.1" });
+    }
+  }
+  let trustedProxies: string[] | undefined;
+  if (flags.trustedProxies !== undefined) {
+    trustedProxies = flags.trustedProxies.split(",").map((entry) => entry.trim()).filter(Boolean);
+    for (const entry of trustedProxies) {
+      const problem = AddressList.problem(entry);
+      if (problem) throw new UserError(problem, { where: "--trusted-proxies (env ASHCAST_TRUSTED_PROXIES)", fix: "give addresses or CIDR ranges separated by commas, e.g. 10.0.0.0/8,192.0.2.7" });
+    }
+  }
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
+    throw new UserError("TLS needs both a certificate and its key", { where: flags.tlsCert === undefined ? "--tls-cert (env ASHCAST_TLS_CERT)" : "--tls-key (env ASHCAST_TLS_KEY)", fix: "give both --tls-cert and --tls-key, or neither" });
+  }
   let httpPort: number | undefined;
   if (flags.httpPort !== undefined) {
     httpPort = Number(flags.httpPort);
-    if (!Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port", fix: "give a number from 0 to 65535" });
-    if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
+    if (flags.httpPort.trim() === "" || !Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give a number from 0 to 65535" });
+    if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
   }
+  return { port, httpPort, prefix, removedVersions, trustedProxies };
+}
+
+export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor; cachePurges?: () => readonly CachePurge[] }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {
+  const { port, httpPort, prefix, removedVersions, trustedProxies } = checkServeFlags(flags);
+  const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
+  if (trustedProxies !== undefined) traffic.trustedProxies = trustedProxies;
   const server = await startServer({
     distDir,
     traffic,
     ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey, ...(httpPort !== undefined ? { httpPort } : {}) } } : {}),
     port,
     host: flags.host,
-    prefix: flags.prefix,
-    removedVersions: flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean),
+    prefix,
+    removedVersions,
     ...(flags.users ? { usersFile: flags.users } : {}),
     ...(flags.accessRules ? { accessRulesFile: flags.accessRules } : {}),
     ...(operator ? { operator } : {}),

@@ -26,6 +26,17 @@ const untilSignal = () =>
     process.once("SIGTERM", () => resolve());
   });
 
+/** An environment variable, undefined when unset or blank (an empty `PORT=` is not port 0). */
+const fromEnv = (name: string): string | undefined => {
+  const value = process.env[name];
+  return value === undefined || value.trim() === "" ? undefined : value;
+};
+
+/** One server process has nothing to replace on SIGHUP, whose default would end it: say so and go on. */
+function ignoreHangup(log: (line: string) => void): void {
+  process.on("SIGHUP", () => log("SIGHUP: one server process, nothing to replace (new releases are followed without a signal; --workers 2 or more replaces workers on SIGHUP)"));
+}
+
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 const stamp = (line: string) => `${new Date().toISOString().slice(11, 19)} ${line}`;
@@ -90,24 +101,24 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const serveOptions = (command: Command): Command =>
     command
-      .option("--port <n>", "TCP port (env PORT)", process.env.PORT ?? "8080")
-      .option("--host <address>", "address to listen on (env HOST)", process.env.HOST ?? "127.0.0.1")
-      .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", process.env.ASHCAST_PREFIX ?? "")
-      .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", process.env.ASHCAST_REMOVED_VERSIONS ?? "")
+      .option("--port <n>", "TCP port (env PORT)", fromEnv("PORT") ?? "8080")
+      .option("--host <address>", "address to listen on (env HOST)", fromEnv("HOST") ?? "127.0.0.1")
+      .option("--prefix <path>", "path in front of /volcanicashforecast/0.1, e.g. /weatherapi (env ASHCAST_PREFIX)", fromEnv("ASHCAST_PREFIX") ?? "")
+      .option("--removed-versions <list>", "comma-separated product versions that were removed and answer 404 (env ASHCAST_REMOVED_VERSIONS)", fromEnv("ASHCAST_REMOVED_VERSIONS") ?? "")
       .option("--users <file>", "the users file (env ASHCAST_USERS_FILE; default config/users.json)")
-      .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", process.env.ASHCAST_ACCESS_RULES)
+      .option("--access-rules <file>", "the access rules (env ASHCAST_ACCESS_RULES; default: templates/access-rules.json's rules)", fromEnv("ASHCAST_ACCESS_RULES"))
       .option("--traffic <file>", "limits per route class, generic agents, trusted proxies, block list (env ASHCAST_TRAFFIC_FILE; default config/traffic.json if it exists, else templates/traffic.json's values)")
-      .option("--tls-cert <file>", "PEM certificate: serve HTTPS directly (env ASHCAST_TLS_CERT)", process.env.ASHCAST_TLS_CERT)
-      .option("--tls-key <file>", "PEM private key of --tls-cert (env ASHCAST_TLS_KEY)", process.env.ASHCAST_TLS_KEY)
-      .option("--http-port <n>", "with TLS: a plain-HTTP port that redirects GET/HEAD to HTTPS and refuses the rest (env ASHCAST_HTTP_PORT)", process.env.ASHCAST_HTTP_PORT)
-      .option("--trusted-proxies <list>", "comma-separated addresses or CIDR ranges of TLS-terminating proxies, whose X-Forwarded-For/-Proto are believed (env ASHCAST_TRUSTED_PROXIES; replaces the traffic file's)", process.env.ASHCAST_TRUSTED_PROXIES);
+      .option("--tls-cert <file>", "PEM certificate: serve HTTPS directly (env ASHCAST_TLS_CERT)", fromEnv("ASHCAST_TLS_CERT"))
+      .option("--tls-key <file>", "PEM private key of --tls-cert (env ASHCAST_TLS_KEY)", fromEnv("ASHCAST_TLS_KEY"))
+      .option("--http-port <n>", "with TLS: a plain-HTTP port that redirects GET/HEAD to HTTPS and refuses the rest (env ASHCAST_HTTP_PORT)", fromEnv("ASHCAST_HTTP_PORT"))
+      .option("--trusted-proxies <list>", "comma-separated addresses or CIDR ranges of TLS-terminating proxies, whose X-Forwarded-For/-Proto are believed (env ASHCAST_TRUSTED_PROXIES; replaces the traffic file's)", fromEnv("ASHCAST_TRUSTED_PROXIES"));
 
   serveOptions(program.command("serve"))
     .description("serve the published release of the dist directory (follows new releases without restart)")
     .option("--out <dir>", "the dist directory the builds publish to, as for build and start (env ASHCAST_DIST)")
     .option("--dist <dir>", "same as --out")
     // Not ASHCAST_WORKERS: that is the build's worker threads (0 allowed), which an operator may set for a whole host.
-    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_SERVE_WORKERS)", process.env.ASHCAST_SERVE_WORKERS ?? "1")
+    .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_SERVE_WORKERS)", fromEnv("ASHCAST_SERVE_WORKERS") ?? "1")
     .action(async (flags: ServeFlags & { out?: string; dist?: string; workers: string }) => {
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});
@@ -122,6 +133,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         cluster.leavePrimary();
         throw error;
       });
+      if (!cluster.isWorker()) ignoreHangup((line) => out(stamp(line)));
       // A worker stops when the primary retires it; the primary handles the signals.
       await (cluster.isWorker() ? cluster.untilRetired() : untilSignal());
       await server.close();
@@ -130,13 +142,20 @@ export async function main(argv: readonly string[]): Promise<number> {
   serveOptions(buildOptions(program.command("start")))
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
-      const settings = resolveBuildSettings(flags);
-      const [{ listen }, { signInSettings }, { loadTraffic }, { checkFeedLinks }] = await Promise.all([
+      const [{ listen, checkServeFlags }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback }, { checkRunsDirectory }] = await Promise.all([
         import("./listen.ts"),
         import("../server/serve.ts"),
         import("../server/limits/trafficConfig.ts"),
         import("../server/transport.ts"),
+        import("../build/runsDirectory.ts"),
       ]);
+      // The flags and the runs directory before the first build, not minutes later after it.
+      const { port, prefix } = checkServeFlags(flags);
+      // The changelog's links, unless given: on loopback, this server's own address (a fixed port only: 0 is known
+      // after listening); beyond it the address clients use must be configured (checkFeedLinks).
+      const ownUrl = port === 0 || !isLoopback(flags.host) || fromEnv("ASHCAST_PUBLIC_URL") ? undefined : `http://${flags.host.includes(":") ? `[${flags.host}]` : flags.host}:${port}${prefix}/volcanicashforecast/0.1`;
+      const settings = resolveBuildSettings({ ...flags, ...(flags.publicUrl === undefined && ownUrl ? { publicUrl: ownUrl } : {}) });
+      await checkRunsDirectory(settings.runsDir);
       // Before the first build: it would publish a changelog whose links only this machine can follow.
       checkFeedLinks(flags.host, settings.publicUrl);
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
@@ -148,8 +167,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [{ startWatchWorker }, { resolvePurgeUrls }] = await Promise.all([import("../build/watchWorker.ts"), import("../build/cachePurger.ts")]);
       const purgeUrls = resolvePurgeUrls(flags.purge);
       const watcher = startWatchWorker({ ...settings, purgeUrls }, (line) => out(stamp(line)));
-      await watcher.firstBuild;
-      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher, ...(purgeUrls.length ? { cachePurges: () => watcher.cachePurges } : {}) }, traffic);
+      // Whatever stops the start from here stops the watcher too: a process left building with nobody serving would hang.
+      const server = await watcher.firstBuild
+        .then(() => listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher, ...(purgeUrls.length ? { cachePurges: () => watcher.cachePurges } : {}) }, traffic))
+        .catch(async (error: unknown) => {
+          await watcher.close();
+          throw error;
+        });
+      ignoreHangup((line) => out(stamp(line)));
       await untilSignal();
       await server.close();
       await watcher.close();
@@ -158,7 +183,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   program
     .command("check")
     .description("validate a runs directory, or one run folder, without writing anything")
-    .argument("[dir]", "runs directory or run folder", "runs")
+    .argument("[dir]", "runs directory or run folder (default: env ASHCAST_RUNS, else runs)", fromEnv("ASHCAST_RUNS") ?? "runs")
     .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none").choices(RUN_TYPES))
     .addHelpText("after", "\nExit codes: 0 no errors (warnings allowed); 1 errors found; 2 could not check.")
     .option("--thresholds <mg/m3>", "ash concentration thresholds for model output (default 0.2,2,4)")
@@ -175,7 +200,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .description("create a run folder from templates/run, valid as created, to edit")
     .argument("<name>", "folder name, e.g. 2024-05-01-hekla")
     .requiredOption("--type <type>", `run type: ${RUN_TYPES.join(", ")}`)
-    .option("--runs <dir>", "folder of run folders", "runs")
+    .option("--runs <dir>", "folder of run folders (env ASHCAST_RUNS)", fromEnv("ASHCAST_RUNS") ?? "runs")
     .option("--reftime <time>", "reference time (default: the current hour)")
     .option("--volcano <name>", "volcano name", "Hekla")
     .option("--lat <deg>", "volcano latitude", "63.98")

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { getRequestListener } from "@hono/node-server";
-import { createApp, productBase } from "./app.ts";
+import { createApp, PRODUCT_PATH, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
 import { PointGridStore } from "./pointGrids.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -86,6 +86,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const tokenEndpoint = await loginsFor(options, log);
   const env = options.env ?? process.env;
   const base = productBase(options.prefix);
+  // The prefix as the routes use it (trailing slashes trimmed): the addresses logged and documented must answer.
+  const prefix = base.slice(0, -PRODUCT_PATH.length);
   const key = tokenKeyFromEnvironment(env);
   const accessRules = options.accessRulesFile ? await loadAccessRules(options.accessRulesFile) : DEFAULT_ACCESS_RULES;
   const accessControl = createAccessControl({
@@ -110,11 +112,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const audit = options.operator ? createAuditLog(options.operator.auditLogFile ?? env.ASHCAST_AUDIT_LOG ?? "config/audit.log") : undefined;
   const app = createApp({
     source,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...(prefix ? { prefix } : {}),
     ...(options.removedVersions ? { removedVersions: options.removedVersions } : {}),
     termsOfService: await readFile(TERMS_OF_SERVICE),
     // Which operations need a token is what this server's access rules decide.
-    openapi: Buffer.from(JSON.stringify(openApiDocument({ ...(options.prefix ? { prefix: options.prefix } : {}), accessRules }))),
+    openapi: Buffer.from(JSON.stringify(openApiDocument({ ...(prefix ? { prefix } : {}), accessRules }))),
     representations,
     pointGrids,
     ...(tokenEndpoint ? { tokenEndpoint } : {}),
@@ -213,8 +215,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     throw error;
   }
   const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${options.prefix ?? ""}/volcanicashforecast/0.1`;
-  const httpUrl = plainPort === undefined ? undefined : `http://${hostInUrl}:${plainPort}${options.prefix ?? ""}/volcanicashforecast/0.1`;
+  const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${base}`;
+  const httpUrl = plainPort === undefined ? undefined : `http://${hostInUrl}:${plainPort}${base}`;
   if (mode === "loopback") log(`plain HTTP on ${options.host} only: no TLS (--tls-cert, --tls-key) and no trusted proxy configured, so no public address may be served`);
   else if (mode === "proxy") log(`HTTPS through ${options.traffic!.trustedProxies.length} trusted prox${options.traffic!.trustedProxies.length === 1 ? "y" : "ies"}: what they did not receive over HTTPS is redirected or refused`);
   const closeServer = (s: Server) =>

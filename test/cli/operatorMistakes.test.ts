@@ -1,0 +1,164 @@
+/**
+ * The CLI as an operator gets it wrong: each mistake is refused with exit code 2 and a message that names the
+ * flag or folder and the fix, nothing published is lost, and no process is left hanging. Real processes
+ * (`./bin/ashcast`), real folders and ports.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRun } from "../../src/cli/newRun.ts";
+import { resolveBuildSettings } from "../../src/cli/settings.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const HEADERS = { "user-agent": "ashcast-test/1 ops@example.org" };
+let scratch: string;
+let runs: string;
+let dist: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), "ashcast-mistakes-"));
+  runs = path.join(scratch, "runs");
+  dist = path.join(scratch, "dist");
+  for (const [name, reftime] of [["2024-05-01-hekla", "2024-05-01T12:00:00Z"], ["2024-05-02-katla", "2024-05-02T12:00:00Z"]] as const) {
+    await newRun({ runsDir: runs, name, type: "Exercise", reftime, volcano: { name: "Hekla", lat: 63.98, lon: -19.7 } });
+  }
+  expect(ashcast(["build", "--runs", runs, "--out", dist]).status).toBe(0);
+}, 120_000);
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await rm(scratch, { recursive: true, force: true });
+});
+
+function ashcast(args: string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT) {
+  return spawnSync(path.join(ROOT, "bin/ashcast"), args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 });
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("build", () => {
+  it("refuses --runs pointed at one run folder, naming it and the folder meant, and withdraws nothing", async () => {
+    const release = await readlink(path.join(dist, "current"));
+    const folder = path.join(runs, "2024-05-01-hekla");
+    const result = ashcast(["build", "--runs", folder, "--out", dist]);
+    expect(result.status, result.stdout + result.stderr).toBe(2);
+    expect(result.stderr).toContain(`${folder}: this is a run folder`);
+    expect(result.stderr).toContain(`point --runs (ASHCAST_RUNS) at the folder that holds the run folders, e.g. ${runs}`);
+    expect(await readlink(path.join(dist, "current"))).toBe(release);
+    expect(result.stdout).not.toMatch(/withdrawn/);
+  });
+
+  it("an --out it cannot create is the operator's to fix (exit 2), not an internal error", async () => {
+    const file = path.join(scratch, "a-file");
+    await writeFile(file, "");
+    const result = ashcast(["build", "--runs", runs, "--out", path.join(file, "dist")]);
+    expect(result.status, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`${path.join(file, "dist")}: cannot create the dist directory`);
+    expect(result.stderr).not.toMatch(/Internal error/);
+  });
+
+  it("a blank environment variable counts as unset: ASHCAST_RUNS= is not the current directory", () => {
+    expect(resolveBuildSettings({}, { ASHCAST_RUNS: "", ASHCAST_DIST: " " })).toMatchObject({ runsDir: path.resolve("runs"), distDir: path.resolve("dist") });
+  });
+});
+
+describe("check and new-run take ASHCAST_RUNS, as build does", () => {
+  it("from another directory, both use the runs folder the environment names", async () => {
+    const elsewhere = path.join(scratch, "elsewhere");
+    await mkdir(elsewhere);
+    const checked = ashcast(["check"], { ASHCAST_RUNS: runs }, elsewhere);
+    expect(checked.status, checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/2 run folders/);
+    const created = ashcast(["new-run", "2024-05-03-askja", "--type", "Exercise", "--reftime", "2024-05-03T12:00:00Z"], { ASHCAST_RUNS: runs }, elsewhere);
+    expect(created.status, created.stderr).toBe(0);
+    expect(existsSync(path.join(runs, "2024-05-03-askja", "run.json"))).toBe(true);
+    expect(existsSync(path.join(elsewhere, "runs"))).toBe(false);
+    await rm(path.join(runs, "2024-05-03-askja"), { recursive: true });
+  });
+});
+
+describe("serve's flags", () => {
+  it("a prefix or removed version that is not one: exit 2 naming the flag and its variable", () => {
+    const prefix = ashcast(["serve", "--out", dist, "--port", "0", "--prefix", "weatherapi"]);
+    expect(prefix.status).toBe(2);
+    expect(prefix.stderr).toContain('--prefix (env ASHCAST_PREFIX): "weatherapi" is not a path prefix');
+    const removed = ashcast(["serve", "--out", dist, "--port", "0"], { ASHCAST_REMOVED_VERSIONS: "0.1" });
+    expect(removed.status).toBe(2);
+    expect(removed.stderr).toContain('--removed-versions (env ASHCAST_REMOVED_VERSIONS): "0.1" is not a removed product version');
+  });
+});
+
+describe("start", () => {
+  it("a bad flag stops it before the first build", () => {
+    const startDist = path.join(scratch, "dist-bad-flag");
+    const result = ashcast(["start", "--runs", runs, "--out", startDist, "--port", "abc"]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--port (env PORT): "abc" is not a TCP port');
+    expect(existsSync(startDist)).toBe(false);
+  });
+
+  it("a port in use after the first build: it exits with code 2, not left running with nobody served", async () => {
+    const taken: Server = createServer().listen(0, "127.0.0.1");
+    await new Promise((resolve) => taken.once("listening", resolve));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const result = ashcast(["start", "--runs", runs, "--out", path.join(scratch, "dist-port-taken"), "--port", String(port)]);
+      expect(result.status, result.stdout + result.stderr).toBe(2);
+      expect(result.stderr).toContain(`--port: port ${port} on 127.0.0.1 is in use`);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("with a prefix given with a trailing slash, on loopback: its changelog links are its own address, and SIGHUP does not stop it", async () => {
+    const port = await freePort();
+    const child = spawn(path.join(ROOT, "bin/ashcast"), ["start", "--runs", runs, "--out", path.join(scratch, "dist-start"), "--port", String(port), "--prefix", "/weatherapi/"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let output = "";
+    child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    const base = `http://127.0.0.1:${port}/weatherapi/volcanicashforecast/0.1`;
+    const feed = await until("the changelog served", async () => {
+      const res = await fetch(`${base}/changelog`, { headers: HEADERS });
+      return res.status === 200 ? res.text() : undefined;
+    });
+    expect(feed).toContain(`<link>${base}/?reftime=`);
+    expect(output).toContain(`serving ${base}/ from`);
+    child.kill("SIGHUP");
+    await until("SIGHUP logged", async () => (output.includes("SIGHUP: one server process, nothing to replace") ? true : undefined), 10_000);
+    expect((await fetch(`${base}/reftimes`, { headers: HEADERS })).status).toBe(200);
+    expect(child.exitCode).toBeNull();
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  });
+});
+
+describe("watch", () => {
+  it("a runs folder that does not exist: exit 2 naming it, not an internal error or a hang", () => {
+    const missing = path.join(scratch, "no-such-runs");
+    const result = ashcast(["watch", "--runs", missing, "--out", path.join(scratch, "dist-watch")]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`${missing}: the runs directory does not exist`);
+    expect(result.stderr).not.toMatch(/Internal error/);
+  });
+});
