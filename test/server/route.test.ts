@@ -150,6 +150,10 @@ describe("bad bodies are refused, naming what is wrong", () => {
     expect((await post(body)).status).toBe(200);
   });
 
+  it("a file saved with a UTF-8 byte order mark is read as the JSON after it", async () => {
+    expect((await post(`\uFEFF${JSON.stringify(feature(line))}`)).status).toBe(200);
+  });
+
   it("a body over 1 MiB → 413 without reading it all", async () => {
     const big = JSON.stringify(feature(line)).replace('"properties":{}', `"properties":{"pad":"${"x".repeat(1024 * 1024)}"}`);
     expect(expectProblem(await post(big), 413).detail).toMatch(/larger than 1 MiB/);

@@ -49,7 +49,8 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
     if (text === undefined) return problemResponse(413, `the body is larger than ${MAX_ROUTE_BODY_BYTES / 1024 / 1024} MiB: simplify or split the route`);
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      // A byte order mark, as some editors save "UTF-8" files, is ignored (RFC 8259 allows it).
+      json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     } catch (error) {
       return problemResponse(400, `the body is not JSON (${(error as Error).message.slice(0, 120)}); send a GeoJSON Feature`);
     }
