@@ -12,6 +12,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRun } from "../../src/cli/newRun.ts";
 import { resolveBuildSettings } from "../../src/cli/settings.ts";
+import { freePort } from "../limits/redisFixtures.ts";
+import { waitFor } from "../server/serverFixtures.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const HEADERS = { "user-agent": "ashcast-test/1 ops@example.org" };
@@ -36,24 +38,6 @@ afterAll(async () => {
 
 function ashcast(args: string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT) {
   return spawnSync(path.join(ROOT, "bin/ashcast"), args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 });
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe("build", () => {
@@ -138,14 +122,16 @@ describe("start", () => {
     child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
     const base = `http://127.0.0.1:${port}/weatherapi/volcanicashforecast/0.1`;
-    const feed = await until("the changelog served", async () => {
-      const res = await fetch(`${base}/changelog`, { headers: HEADERS });
-      return res.status === 200 ? res.text() : undefined;
-    });
+    let feed = "";
+    await waitFor("the changelog served", async () => {
+      const res = await fetch(`${base}/changelog`, { headers: HEADERS }).catch(() => undefined);
+      feed = res?.status === 200 ? await res.text() : "";
+      return feed !== "";
+    }, 60_000);
     expect(feed).toContain(`<link>${base}/?reftime=`);
     expect(output).toContain(`serving ${base}/ from`);
     child.kill("SIGHUP");
-    await until("SIGHUP logged", async () => (output.includes("SIGHUP: one server process, nothing to replace") ? true : undefined), 10_000);
+    await waitFor("SIGHUP logged", () => output.includes("SIGHUP: one server process, nothing to replace"), 10_000);
     expect((await fetch(`${base}/reftimes`, { headers: HEADERS })).status).toBe(200);
     expect(child.exitCode).toBeNull();
     child.kill("SIGTERM");
