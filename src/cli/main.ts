@@ -183,11 +183,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   program
     .command("check")
     .description("validate a runs directory, or one run folder, without writing anything")
-    .argument("[dir]", "runs directory or run folder (default: env ASHCAST_RUNS, else runs)", fromEnv("ASHCAST_RUNS") ?? "runs")
-    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none").choices(RUN_TYPES))
+    .argument("[dir]", "runs directory or run folder (env ASHCAST_RUNS)", fromEnv("ASHCAST_RUNS") ?? "runs")
+    .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE)").choices(RUN_TYPES))
     .addHelpText("after", "\nExit codes: 0 no errors (warnings allowed); 1 errors found; 2 could not check.")
-    .option("--thresholds <mg/m3>", "ash concentration thresholds for model output (default 0.2,2,4)")
-    .action(async (dir: string, flags: { defaultType?: RunType; thresholds?: string }) => {
+    .option("--thresholds <mg/m3>", "ash concentration thresholds for model output (env ASHCAST_THRESHOLDS; default 0.2,2,4)")
+    .option("--wms-base <url>", "WMS address serving the runs folder's model output, as for build (env ASHCAST_WMS_BASE)")
+    .action(async (dir: string, flags: { defaultType?: RunType; thresholds?: string; wmsBase?: string }) => {
       const { check } = await import("../build/check.ts");
       const result = await check(dir, resolvePipelineSettings(flags));
       for (const line of formatRunReports(result.runs)) out(line);
