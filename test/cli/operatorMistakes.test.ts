@@ -52,6 +52,17 @@ describe("build", () => {
     expect(result.stdout).not.toMatch(/withdrawn/);
   });
 
+  it("a stray run file beside the run folders is no such mistake: the runs publish", async () => {
+    const stray = path.join(runs, "advisory.kml");
+    await writeFile(stray, "<kml/>");
+    try {
+      const result = ashcast(["build", "--runs", runs, "--out", dist]);
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+    } finally {
+      await rm(stray);
+    }
+  });
+
   it("an --out it cannot create is the operator's to fix (exit 2), not an internal error", async () => {
     const file = path.join(scratch, "a-file");
     await writeFile(file, "");
