@@ -118,7 +118,8 @@ function templateOf(doc: OpenApi, rawPath: string): string | undefined {
   if (path === undefined) return undefined;
   const below = path === BASE ? "/" : path.startsWith(`${BASE}/`) ? path.slice(BASE.length) : undefined;
   if (below === undefined) return undefined;
-  return matchTemplate(doc, below) ?? matchTemplate(doc, `${below}/`);
+  // A folder's own address is its index page where the document says so (`/viewer/` is `/viewer/{file}`'s index.html).
+  return matchTemplate(doc, below) ?? matchTemplate(doc, `${below}/`) ?? matchTemplate(doc, `${below}/index.html`);
 }
 
 /** The statuses the document allows for this request. */

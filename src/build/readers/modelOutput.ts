@@ -30,7 +30,7 @@ export const modelOutputReader: InputReader = {
       output = opened;
       const { noGeometry } = opened.grid;
       if (noGeometry) issues.warning(file.displayPath, noGeometry.message, noGeometry.fix);
-      const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3);
+      const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3, issues);
       return { kind: "model-output", file, model };
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
@@ -53,9 +53,10 @@ const CHUNK_STEPS = 6;
 /** A new one per file read: a worker reopens the file for each, never reads one it opened for an earlier build. */
 let opening = 0;
 
-async function analyse(output: ModelOutput, file: RunInputFile, thresholds: readonly number[]) {
+async function analyse(output: ModelOutput, file: RunInputFile, thresholds: readonly number[], issues: Issues) {
   const { grid, times } = output;
   const cells = grid.nx * grid.ny;
+  const gaps = output.variables.map(() => new MissingValues(cells));
   const pointGrid = PointGridRecorder.for(grid, times.length); // point queries (issue 16): fed the fields read here
   const chunks = output.variables.flatMap((variable, band) => {
     const list: Array<{ band: number; variable: string; from: number; to: number }> = [];
@@ -100,6 +101,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
       mergeMaximum(current.maximum, result.maximum);
       result.steps.forEach((step, k) => {
         const t = chunk.from + k;
+        gaps[chunk.band]!.add(times[t]!, step.missing);
         if (step.codes) pointGrid?.addCodes(t, step.codes);
         ashExtent = extend(ashExtent, step.areas);
         current!.steps.push({ time: times[t]!, end: stepEnd(times, t), areas: step.areas });
@@ -107,6 +109,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
     },
   );
   finishBandsBefore(output.variables.length);
+  reportMissingValues(output.variables.map((v) => v.name), gaps, times.length, file.displayPath, issues);
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
   const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(file.name)?.[1]?.concat("Z");
   return {
@@ -123,9 +126,60 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
   };
 }
 
+/** The cells without a value (fill value, missing_value or NaN) of one variable, step by step. */
+class MissingValues {
+  /** Steps where no cell has a value. */
+  readonly emptySteps: string[] = [];
+  /** Steps where some cells, not all, have none; and the largest share of the grid missing in one. */
+  partialSteps = 0;
+  worstShare = 0;
+  readonly #cells: number;
+
+  constructor(cells: number) {
+    this.#cells = cells;
+  }
+
+  add(time: string, missing: number): void {
+    if (missing === this.#cells) this.emptySteps.push(time);
+    else if (missing > 0) {
+      this.partialSteps++;
+      this.worstShare = Math.max(this.worstShare, missing / this.#cells);
+    }
+  }
+}
+
+/**
+ * A step where the model wrote no value at all would be drawn and answered as "no ash": an error, so that
+ * the run keeps its last good version (all such variables named together). Cells missing here and there
+ * are drawn as no ash and answered as missing: a warning, with how much.
+ */
+function reportMissingValues(variables: readonly string[], gaps: readonly MissingValues[], steps: number, where: string, issues: Issues): void {
+  const empty = variables.flatMap((name, band) => {
+    const times = gaps[band]!.emptySteps;
+    if (times.length === 0) return [];
+    return [`${name} at ${times.length === steps ? `all ${steps}` : `${times.length} of ${steps}`} time steps (${times.length > 2 ? `${times[0]} … ${times.at(-1)}` : times.join(", ")})`];
+  });
+  if (empty.length > 0) {
+    throw new UserError(`no cell has a value (each is the _FillValue, missing_value or NaN) in ${empty.join("; ")}: maps would show no ash where nothing is known`, {
+      where,
+      fix: "deliver the model's complete output (re-run the model or copy its file again); the run's last good version stays published",
+    });
+  }
+  variables.forEach((name, band) => {
+    const { partialSteps, worstShare } = gaps[band]!;
+    if (partialSteps === 0) return;
+    issues.warning(
+      where,
+      `${name} has cells without a value (fill value or NaN) at ${partialSteps} of ${steps} time steps, up to ${(worstShare * 100).toPrecision(2)} % of the grid in one: maps draw no ash there and /point answers them as missing`,
+      "check the model's output: a concentration is expected in every cell of its domain",
+    );
+  });
+}
+
 /** What a few steps of one variable give: per step its ash areas (and point-grid codes), and their maximum. */
 export interface StepChunk {
-  steps: Array<{ areas: ThresholdBand[]; codes?: StepCodes }>;
+  /** `missing`: the cells without a value (fill value or NaN) at that step. */
+  steps: Array<{ areas: ThresholdBand[]; missing: number; codes?: StepCodes }>;
   /** Per cell, the highest value of these steps (NaN where every one is missing). */
   maximum: Float32Array;
 }
@@ -137,20 +191,23 @@ export async function analyseSteps(output: ModelOutput, variable: string, from: 
   const steps: StepChunk["steps"] = [];
   for (let t = from; t < to; t++) {
     const field = await output.readField(variable, t);
-    mergeMaximum(maximum, field);
+    const missing = mergeMaximum(maximum, field);
     const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
-    steps.push(codes ? { areas, codes: stepCodes(field) } : { areas });
+    steps.push(codes ? { areas, missing, codes: stepCodes(field) } : { areas, missing });
   }
   return { steps, maximum };
 }
 
-/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. */
-function mergeMaximum(maximum: Float32Array, values: Float32Array): void {
+/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. Returns how many of `values` are missing. */
+function mergeMaximum(maximum: Float32Array, values: Float32Array): number {
+  let missing = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
     const current = maximum[i]!;
     if (value > current || (current !== current && value === value)) maximum[i] = value;
+    else if (value !== value) missing++;
   }
+  return missing;
 }
 
 /** A step lasts until the next one; the last lasts as long as the step before it (one hour if alone). */
