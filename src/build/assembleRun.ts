@@ -104,11 +104,27 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     layergroups.push({ name: group.name, layers });
   });
 
+  /** Whether an error names this file (path within the runs folder). */
+  function hasError(file: string): boolean {
+    return issues.list.some((issue) => issue.file === file && issue.severity === "error");
+  }
+
+  /** Whether the folder holds a file of this name: read by some reader, or named by an issue (one no reader takes). */
+  function isPresent(name: string): boolean {
+    return readings.some((r) => r.file.name === name) || issues.list.some((issue) => issue.file === `${folder}/${name}`);
+  }
+
   function kmlLayerModel(layer: KmlLayerInput, field: string): AshLayerModel | undefined {
     const kml = kmlByFile.get(layer.file);
     if (!kml) {
-      if (!readings.some((r) => r.file.name === layer.file) && !issues.list.some((i) => i.file === `${folder}/${layer.file}`)) {
-        issues.error(manifestPath, `KML file ${layer.file} is not in the run folder`, `copy ${layer.file} into ${folder}/ or correct the file name`, `${field}.file`);
+      const file = `${folder}/${layer.file}`;
+      // An error about the file itself says why already; a warning ("no reader takes this file") does not stop the layer's loss being one.
+      if (!hasError(file)) {
+        if (isPresent(layer.file)) {
+          issues.error(manifestPath, `${layer.file} is named as a KML layer but is not a KML document${/\.kmz$/i.test(layer.file) ? " (a KMZ, zipped KML, is not read)" : ""}`, `save the drawing as a .kml file (a KMZ unzipped is its doc.kml) and name that file in ${field}.file`, `${field}.file`);
+        } else {
+          issues.error(manifestPath, `KML file ${layer.file} is not in the run folder`, `copy ${layer.file} into ${folder}/ or correct the file name`, `${field}.file`);
+        }
       }
       return undefined;
     }
@@ -136,8 +152,8 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   function capabilitiesTimes(layer: WmsLayerInput, field: string, capabilities: WmsCapabilities | undefined): string[] | undefined {
     const capsPath = `${folder}/${layer.capabilities}`;
     if (!capabilities) {
-      if (!issues.list.some((i) => i.file === capsPath)) {
-        const present = readings.some((r) => r.file.name === layer.capabilities) || kmlByFile.has(layer.capabilities!);
+      if (!hasError(capsPath)) {
+        const present = isPresent(layer.capabilities!);
         issues.error(
           manifestPath,
           present ? `${layer.capabilities} is not a WMS GetCapabilities document` : `capabilities file ${layer.capabilities} is not in the run folder`,

@@ -185,6 +185,18 @@ describe("bad input files", () => {
     expect(errorsOf(result, "no-caps")[0]!.message).toContain("capabilities.xml");
   });
 
+  it("a KML layer whose file is there but not KML (a KMZ) is an error on the run.json field, not a layer dropped with a warning", async () => {
+    const run = await writeKmlRun(ws.runsDir, "kmz", { kmlFile: "advisory.kmz" });
+    // What a KMZ starts with (a zip's local file header): no reader takes it.
+    await writeFile(path.join(run.dir, "advisory.kmz"), Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(60)]));
+    const result = await buildNow();
+    expect(runOf(result, "kmz").status).toBe("invalid");
+    const errors = errorsOf(result, "kmz");
+    expect(errors).toEqual([expect.objectContaining({ file: "kmz/run.json", field: "layergroups[0].layers[0].file" })]);
+    expect(errors[0]!.message).toBe("advisory.kmz is named as a KML layer but is not a KML document (a KMZ, zipped KML, is not read)");
+    expect(errors[0]!.fix).toMatch(/a KMZ unzipped is its doc\.kml/);
+  });
+
   it("refuses a symbolic link in a run folder, and publishes nothing of that run", async () => {
     const outside = path.join(ws.root, "outside.kml");
     const run = await writeKmlRun(ws.runsDir, "linked", { reftime: "2024-05-06T00:00:00Z" });
