@@ -45,7 +45,9 @@ export const RunManifest = z
     description: z.string().min(1).optional().meta({ description: "Free text; defaults to one made from volcano.xml" }),
     reftime: Instant.optional().meta({ description: "Reference time of the model run, ISO 8601 with a zone" }),
     report_url: HttpUrl.optional(),
-    latlonbox: LatLonBoxModel.optional().meta({ description: "Defaults to the extent of the layers" }),
+    latlonbox: LatLonBoxModel.refine((box) => box.north >= box.south, { message: "north is south of south: give the northern edge as north (east < west is allowed: a box across the antimeridian)", path: ["north"] })
+      .optional()
+      .meta({ description: "Defaults to the extent of the layers" }),
     forecast_hours: z.number().int().min(1).max(240).optional().meta({ description: "Length of the forecast window after reftime, for WMS times given as start/end/period (default 72)" }),
     layergroups: z.array(LayerGroupInput).optional(),
   })

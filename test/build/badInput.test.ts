@@ -2,7 +2,7 @@
  * Bad run folders: every problem is reported with the file (relative to runs/), the field when there
  * is one, and a fix; a bad run never stops the good ones from being published.
  */
-import { copyFile, mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { build, type BuildOptions, type BuildResult } from "../../src/build/build.ts";
@@ -76,6 +76,17 @@ describe("malformed run.json", () => {
     // Where the syntax breaks: a position or line, since there is no field to name.
     expect(errors[0]!.message).toMatch(/position \d+|line \d+/);
     expect(errors[0]!.fix).toMatch(/JSON/);
+  });
+
+  it("reads a run.json saved with a UTF-8 byte order mark; refuses a latlonbox whose north is south of its south, naming the field", async () => {
+    const bom = await writeKmlRun(ws.runsDir, "bom");
+    const manifest = path.join(bom.dir, "run.json");
+    await writeFile(manifest, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), await readFile(manifest)]));
+    await writeKmlRun(ws.runsDir, "upside-down", { reftime: "2024-05-02T00:00:00Z", manifest: { latlonbox: { north: 60, south: 70, east: -10, west: -30 } } });
+    const result = await buildNow();
+    expect(runOf(result, "bom").status).toBe("published");
+    expect(runOf(result, "upside-down").status).toBe("invalid");
+    expect(errorsOf(result, "upside-down")).toEqual([expect.objectContaining({ file: "upside-down/run.json", field: "latlonbox.north", message: expect.stringMatching(/north is south of south/) })]);
   });
 
   it("reports an unknown field, naming it", async () => {

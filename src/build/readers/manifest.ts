@@ -15,7 +15,8 @@ export const manifestReader: InputReader = {
       return undefined;
     }
     let json: unknown;
-    const text = (await file.bytes()).toString("utf8");
+    // A byte order mark (as some editors save "UTF-8") is not part of the JSON: invisible, it made the error unreadable.
+    const text = (await file.bytes()).toString("utf8").replace(/^\uFEFF/, "");
     try {
       json = JSON.parse(text);
     } catch (error) {
