@@ -63,6 +63,7 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   if (!reftime) {
     issues.error(manifestPath, "the run has no reference time", 'add "reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run) to run.json, or keep the timestamp in the model file name (eemep_hour_YYYYMMDDTHHMMSS.nc)', "reftime");
   }
+  checkModelStarts(reftime, manifest?.reftime !== undefined);
   const modelTitle = models[0]?.model.title;
   const description = manifest?.description ?? (volcano ? describeEruption(volcano) : modelTitle ? `${modelTitle}: ${models[0]!.model.layout} dispersion model output.` : undefined);
   if (!description) {
@@ -103,6 +104,28 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
     });
     layergroups.push({ name: group.name, layers });
   });
+
+  /**
+   * The model run's start as each model file states it (name stamp, else SIMULATION_START_DATE) against the
+   * run's reftime: a run.json reftime that is not the model's start (a typo makes a run the latest, or hides
+   * it), or files of different model runs in one folder, are said rather than published silently.
+   */
+  function checkModelStarts(reftime: string | undefined, given: boolean): void {
+    const starts = models.flatMap((m) => {
+      const start = m.model.fileTimestamp ?? m.model.simulationStart;
+      return start ? [{ file: m.file.name, start }] : [];
+    });
+    if (given && reftime) {
+      const other = starts.find((s) => s.start !== reftime);
+      if (other) issues.warning(manifestPath, `reftime ${reftime} is not the start of the model run in ${other.file} (${other.start})`, "give the model run's start as reftime, or leave reftime out (the model file's is used)", "reftime");
+    } else if (new Set(starts.map((s) => s.start)).size > 1) {
+      issues.warning(
+        `${folder}/${starts[0]!.file}`,
+        `the folder holds model files of different model runs (${starts.map((s) => `${s.file}: ${s.start}`).join(", ")}); the run's reftime and map are from ${starts[0]!.file}`,
+        "keep the files of one model run per folder: move the others into a folder of their own",
+      );
+    }
+  }
 
   /** Whether an error names this file (path within the runs folder). */
   function hasError(file: string): boolean {
