@@ -15,6 +15,7 @@ import type { InputReading, KmlDocument, ModelOutputAnalysis, VolcanoDescription
 import { DEFAULT_FORECAST_HOURS, type KmlLayerInput, type WmsLayerInput } from "./runManifest.ts";
 import { modelOutputGroups, type ModelLayerOutput } from "./assembleModelOutput.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
+import { checkPositions } from "./positionsCheck.ts";
 
 /** Most timesteps one WMS layer may have after expanding start/end/period times. */
 export const MAX_WMS_TIMESTEPS = 1000;
@@ -238,6 +239,17 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
       layers: unlisted.map(([name, kml]) => ({ name: kml.name ?? name.replace(/\.kml$/i, ""), type: "KML", timesteps: kmlLayer(name, kml) })),
     });
   }
+
+  const volcanoFile = readings.find((r) => r.kind === "volcano")?.file.name;
+  checkPositions(
+    {
+      folder,
+      ...(volcano && volcanoFile ? { volcano: { file: volcanoFile, name: volcano.name, lat: volcano.lat, lon: volcano.lon } } : {}),
+      drawings: [...kmlLayers.entries()].flatMap(([file, layer]) => (layer.kml.extent ? [{ file, extent: layer.kml.extent }] : [])),
+      domains: models.map((m) => ({ file: m.file.name, domain: m.model.domain })),
+    },
+    issues,
+  );
 
   const nonEmptyGroups = layergroups.filter((group) => group.layers.length > 0);
   if (issues.hasErrors) return undefined;

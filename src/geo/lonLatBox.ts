@@ -4,6 +4,7 @@
  * (a model grid across 180° gives east up to 360): these functions take either. Pure.
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import { arcBetween, arcToKm } from "./greatCircle.ts";
 
 /** The same box with east ≥ west, east up to 540 (a crossing box gets 360 added to its east). */
 export function unwrappedBox(box: LatLonBoxModel): LatLonBoxModel {
@@ -37,4 +38,21 @@ export function publishedBox(box: LatLonBoxModel): LatLonBoxModel {
     return wrapped === -180 && lon > 0 ? 180 : wrapped;
   };
   return { north: b.north, south: b.south, west: wrap(b.west), east: wrap(b.east) };
+}
+
+/**
+ * The great-circle distance in km from a position to the nearest point of a box (0 inside it), either
+ * convention. The nearest point is taken with the position's latitude clamped and its longitude clamped
+ * to the nearer edge: exact inside and along meridians, a close estimate elsewhere (enough to tell a
+ * drawing a continent away).
+ * @example distanceToBoxKm({ north: 1, south: -1, west: -1, east: 1 }, 0, 0) // 0
+ */
+export function distanceToBoxKm(box: LatLonBoxModel, lon: number, lat: number): number {
+  const b = unwrappedBox(box);
+  // The position's longitude on the box's turn of the world, nearest its middle.
+  const middle = (b.west + b.east) / 2;
+  const onTurn = lon + 360 * Math.round((middle - lon) / 360);
+  const nearestLon = onTurn >= b.west && onTurn <= b.east ? onTurn : Math.abs(onTurn - b.west) <= Math.abs(onTurn - b.east) ? b.west : b.east;
+  const nearestLat = Math.min(b.north, Math.max(b.south, lat));
+  return arcToKm(arcBetween([onTurn, lat], [nearestLon, nearestLat]));
 }
