@@ -4,6 +4,7 @@
  * five predefined entities and character references remain to be decoded. A DOCTYPE without entities is
  * allowed: real WMS 1.1.1 capabilities start with one. Size is bounded before anything is parsed.
  */
+import { TextDecoder } from "node:util";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 
 export class XmlInputError extends Error {
@@ -62,9 +63,29 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
   }
 }
 
+/**
+ * The document's text: UTF-16 (either byte order) by its byte-order mark, else the encoding its XML
+ * declaration names (UTF-8 when none, as XML says), decoded strictly: a Latin-1 file that does not say so
+ * is refused with what to do, rather than read with replacement characters in a volcano's name.
+ */
 function decodeXmlText(bytes: Buffer): string {
-  // UTF-16 documents start with a byte-order mark; everything else we accept is UTF-8 (or its ASCII subset).
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString("utf16le");
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3).toString("utf8");
-  return bytes.toString("utf8");
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return Buffer.from(bytes.subarray(2)).swap16().toString("utf16le");
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return strictly("utf-8", bytes.subarray(3));
+  const declared = /^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/.exec(bytes.subarray(0, 200).toString("latin1"))?.[1];
+  return strictly(declared ?? "utf-8", bytes);
+}
+
+function strictly(encoding: string, bytes: Buffer): string {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(encoding, { fatal: true });
+  } catch {
+    throw new XmlInputError(`the document declares encoding "${encoding}", which is not supported: save it as UTF-8`);
+  }
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw new XmlInputError(`the document is not valid ${encoding === "utf-8" ? "UTF-8" : encoding}${encoding === "utf-8" ? " (a Latin-1 file must say so in its declaration, encoding=\"ISO-8859-1\")" : ""}: save it as UTF-8`);
+  }
 }

@@ -30,4 +30,19 @@ describe("parseUntrustedXml", () => {
     const doc = parseUntrustedXml(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<kml:kml xmlns:kml="http://www.opengis.net/kml/2.2"><kml:name>Eyjafjallajökull</kml:name></kml:kml>')]), { maxBytes: 1000 }) as Record<string, any>;
     expect(doc.kml.name).toBe("Eyjafjallajökull");
   });
+
+  it("reads the encoding the declaration names, and UTF-16 in either byte order by its byte-order mark", () => {
+    const volcano = (declaration: string) => `${declaration}<volcano name="Eyjafjallajökull"/>`;
+    const read = (bytes: Buffer) => (parseUntrustedXml(bytes, { maxBytes: 1000 }) as Record<string, any>).volcano["@_name"];
+    expect(read(Buffer.from(volcano('<?xml version="1.0" encoding="ISO-8859-1"?>'), "latin1"))).toBe("Eyjafjallajökull");
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(volcano('<?xml version="1.0" encoding="UTF-16"?>'), "utf16le")]);
+    expect(read(utf16le)).toBe("Eyjafjallajökull");
+    const utf16be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(Buffer.from(volcano('<?xml version="1.0" encoding="UTF-16"?>'), "utf16le")).swap16()]);
+    expect(read(utf16be)).toBe("Eyjafjallajökull");
+  });
+
+  it("refuses Latin-1 that does not say so, and an encoding it does not know, with what to do", () => {
+    expect(() => parseUntrustedXml(Buffer.from('<volcano name="Eyjafjallajökull"/>', "latin1"), { maxBytes: 1000 })).toThrow(/not valid UTF-8 \(a Latin-1 file must say so in its declaration, encoding="ISO-8859-1"\): save it as UTF-8/);
+    expect(() => parseUntrustedXml(Buffer.from('<?xml version="1.0" encoding="x-klingon"?><a/>'), { maxBytes: 1000 })).toThrow(/declares encoding "x-klingon", which is not supported: save it as UTF-8/);
+  });
 });
