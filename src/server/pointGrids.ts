@@ -63,8 +63,6 @@ export class ServedGrid {
   /** Which (band, cell) each decoded slot holds (-1: none), and the slots' codes, `steps` each. */
   readonly #slotKeys = new Float64Array(DECODED_SLOTS).fill(-1);
   readonly #slotCodes: Uint16Array;
-  /** A view of each slot's codes, made once (a look-up then allocates nothing). */
-  readonly #slotViews: Uint16Array[] = [];
   #jsonParts: AnswerParts | undefined;
   /** placeSeries' answer when it combines several cells (valid until the next call). */
   readonly #placeCodes: Uint16Array;
@@ -82,16 +80,14 @@ export class ServedGrid {
     this.endMs = parseInstant(opened.header.end)!;
     this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
     this.#perBand = blockCount(opened.header);
-    const steps = opened.header.times.length;
-    this.#slotCodes = new Uint16Array(DECODED_SLOTS * steps);
-    for (let slot = 0; slot < DECODED_SLOTS; slot++) this.#slotViews.push(this.#slotCodes.subarray(slot * steps, (slot + 1) * steps));
+    this.#slotCodes = new Uint16Array(DECODED_SLOTS * opened.header.times.length);
     this.#placeCodes = new Uint16Array(opened.header.times.length);
     this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
   }
 
-  /** What holding the grid costs, counted against the store's bound: its file, its block table, its decoded slots, their views (~100 bytes each) and its objects (about 4 KB). */
+  /** What holding the grid costs, counted against the store's bound: its file, its block table, its decoded slots and its objects (about 4 KB). */
   get bytes(): number {
-    return this.#fileBytes + this.#opened.offsets.byteLength + this.#slotCodes.byteLength + DECODED_SLOTS * 100 + 4096;
+    return this.#fileBytes + this.#opened.offsets.byteLength + this.#slotCodes.byteLength + 4096;
   }
 
   /** The UTF-8 pieces the point answer is assembled from, made once per grid (src/server/pointQuery.ts). */
@@ -168,7 +164,7 @@ export class ServedGrid {
     if (start === end) return noAsh(steps);
     const key = band * nx * ny + cell.y * nx + cell.x;
     const slot = (cell.x + cell.y * 61 + band * 17) & (DECODED_SLOTS - 1);
-    const codes = this.#slotViews[slot]!;
+    const codes = this.#slotCodes.subarray(slot * steps, (slot + 1) * steps);
     if (this.#slotKeys[slot] !== key) {
       const width = Math.min(block, nx - bx * block);
       const height = Math.min(block, ny - by * block);
