@@ -3,6 +3,7 @@
  * two commands, so the others never load the server.
  */
 import { startServer, type RunningServer } from "../server/serve.ts";
+import { isRemovableVersion, PRODUCT_PATH, productBase } from "../server/app.ts";
 import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
 import { AddressList } from "../server/limits/addressList.ts";
 import { UserError } from "../errors.ts";
@@ -41,13 +42,15 @@ export interface CheckedServeFlags {
 export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
   const port = Number(flags.port);
   if (flags.port.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port (env PORT)", fix: "give a number from 0 to 65535" });
-  const prefix = flags.prefix.trim().replace(/\/+$/, "");
-  if (prefix !== "" && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) {
+  let prefix: string;
+  try {
+    prefix = productBase(flags.prefix.trim()).slice(0, -PRODUCT_PATH.length);
+  } catch {
     throw new UserError(`"${flags.prefix}" is not a path prefix`, { where: "--prefix (env ASHCAST_PREFIX)", fix: "give a path of letters, digits, '.', '_', '~' or '-' segments starting with /, e.g. /weatherapi, or leave it out" });
   }
   const removedVersions = flags.removedVersions.split(",").map((v) => v.trim()).filter(Boolean);
   for (const version of removedVersions) {
-    if (!/^\d+(\.\d+)*$/.test(version) || version === "0.1") {
+    if (!isRemovableVersion(version)) {
       throw new UserError(`"${version}" is not a removed product version`, { where: "--removed-versions (env ASHCAST_REMOVED_VERSIONS)", fix: "give version numbers other than 0.1, the version served, e.g. 0.0,0.0.1" });
     }
   }

@@ -9,7 +9,7 @@ import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
 import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
-import { resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
+import { envValue, resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
 import type { ServeFlags } from "./listen.ts";
 
 export const EXIT = { ok: 0, runErrors: 1, usage: 2, internal: 70 } as const;
@@ -26,11 +26,7 @@ const untilSignal = () =>
     process.once("SIGTERM", () => resolve());
   });
 
-/** An environment variable, undefined when unset or blank (an empty `PORT=` is not port 0). */
-const fromEnv = (name: string): string | undefined => {
-  const value = process.env[name];
-  return value === undefined || value.trim() === "" ? undefined : value;
-};
+const fromEnv = (name: string): string | undefined => envValue(process.env, name);
 
 /** One server process has nothing to replace on SIGHUP, whose default would end it: say so and go on. */
 function ignoreHangup(log: (line: string) => void): void {

@@ -26,16 +26,16 @@ export interface BuildFlags {
   purge?: string[];
 }
 
-/** A variable of the environment, undefined when unset or blank (an empty ASHCAST_RUNS is not the current directory). */
-const value = (env: NodeJS.ProcessEnv, name: string): string | undefined => (env[name]?.trim() ? env[name] : undefined);
+/** A variable of the environment, undefined when unset or blank (an empty ASHCAST_RUNS is not the current directory, nor `PORT=` port 0). */
+export const envValue = (env: NodeJS.ProcessEnv, name: string): string | undefined => (env[name]?.trim() ? env[name] : undefined);
 
 export function resolveBuildSettings(flags: BuildFlags, env: NodeJS.ProcessEnv = process.env): BuildSettings {
-  const runsDir = path.resolve(flags.runs ?? value(env, "ASHCAST_RUNS") ?? "runs");
-  const distDir = path.resolve(flags.out ?? value(env, "ASHCAST_DIST") ?? "dist");
+  const runsDir = path.resolve(flags.runs ?? envValue(env, "ASHCAST_RUNS") ?? "runs");
+  const distDir = path.resolve(flags.out ?? envValue(env, "ASHCAST_DIST") ?? "dist");
   if (distDir === runsDir) {
     throw new UserError("--out is the runs directory", { where: "--out", fix: "publish into a directory of its own, e.g. --out dist" });
   }
-  const publicUrl = flags.publicUrl ?? value(env, "ASHCAST_PUBLIC_URL") ?? DEFAULT_PUBLIC_URL;
+  const publicUrl = flags.publicUrl ?? envValue(env, "ASHCAST_PUBLIC_URL") ?? DEFAULT_PUBLIC_URL;
   if (!/^https?:\/\/[^/]+/.test(publicUrl)) {
     throw new UserError(`"${publicUrl}" is not an absolute http(s) URL`, { where: flags.publicUrl ? "--public-url" : "ASHCAST_PUBLIC_URL", fix: "give the public address of the product base path, e.g. https://example.org/volcanicashforecast/0.1" });
   }

@@ -87,12 +87,15 @@ export function productBase(prefix: string | undefined): string {
   return `${trimmed}${PRODUCT_PATH}`;
 }
 
+/** A product version that may be listed as removed: a version number other than the one served. */
+export const isRemovableVersion = (version: string): boolean => /^\d+(\.\d+)*$/.test(version) && version !== "0.1";
+
 export function createApp(options: AppOptions): Hono {
   const base = productBase(options.prefix);
   const prefix = base.slice(0, -PRODUCT_PATH.length);
   const removedVersions = options.removedVersions ?? [];
   for (const version of removedVersions) {
-    if (!/^\d+(\.\d+)*$/.test(version) || version === "0.1") throw new Error(`createApp: removed version "${version}" must be a version number other than 0.1`);
+    if (!isRemovableVersion(version)) throw new Error(`createApp: removed version "${version}" must be a version number other than 0.1`);
   }
   const now = options.now ?? Date.now;
   const { source, operator } = options;
