@@ -6,6 +6,7 @@
  */
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { INSTANT_FORM, normaliseInstant, parseInstant } from "../time/instant.ts";
+import type { CellSupport } from "../geo/gridCells.ts";
 import type { ServedGrid } from "./pointGrids.ts";
 
 export interface QueryProblem {
@@ -138,17 +139,22 @@ export function withoutGrids(run: { reftime: string; png?: string | undefined },
   return { kind: "problem", status: 422, detail: `the run ${run.reftime} has no model output to ${action}: ${why}; use /resources for its ash areas` };
 }
 
+/** Where a place lies in each grid (undefined outside it), in the grids' order: found once per request. */
+export function placesIn(grids: readonly ServedGrid[], lat: number, lon: number): Array<CellSupport | undefined> {
+  return grids.map((grid) => grid.supportOf(lon, lat));
+}
+
 /**
  * Why a place (and time) has no answer in a run's grids: outside every model's domain, or the time outside
  * every forecast; undefined when it has one. Checked before validators, so that such a request is never a 304.
  */
-export function pointProblem(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): QueryProblem | undefined {
+export function pointProblem(reftime: string, grids: readonly ServedGrid[], places: ReadonlyArray<CellSupport | undefined>, lat: number, lon: number, time: { iso: string; ms: number } | undefined): QueryProblem | undefined {
   let inDomain = false;
   let inForecast = false;
-  for (const grid of grids) {
-    if (grid.supportOf(lon, lat) === undefined) continue;
+  for (let g = 0; g < grids.length; g++) {
+    if (places[g] === undefined) continue;
     inDomain = true;
-    if (!time || grid.stepAt(time.ms) !== -1) inForecast = true;
+    if (!time || grids[g]!.stepAt(time.ms) !== -1) inForecast = true;
   }
   if (!inDomain) {
     const domains = grids.map((g) => `${g.header.model} (${g.header.source})`).join(", ");
@@ -163,15 +169,17 @@ export function pointProblem(reftime: string, grids: readonly ServedGrid[], lat:
 
 /** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once; grids not empty. */
 export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
-  const problem = pointProblem(reftime, grids, lat, lon, time);
+  const places = placesIn(grids, lat, lon);
+  const problem = pointProblem(reftime, grids, places, lat, lon, time);
   if (problem) return problem;
   const outside: string[] = [];
   let written = 0;
   writer.reset();
   writer.text(`{"reftime":${JSON.stringify(reftime)},"location":${JSON.stringify({ lat, lon })},${time ? `"time":${JSON.stringify(time.iso)},` : ""}"units":"mg/m3","series":[`);
-  for (const grid of grids) {
+  for (let g = 0; g < grids.length; g++) {
+    const grid = grids[g]!;
     const { header } = grid;
-    const place = grid.supportOf(lon, lat);
+    const place = places[g];
     if (place === undefined) {
       outside.push(JSON.stringify({ model: header.model, source: header.source }));
       continue;

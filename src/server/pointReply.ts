@@ -10,7 +10,7 @@ import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
-import { answerPoint, coordinateParameter, pointProblem, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
+import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
@@ -113,7 +113,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
       return problem(refusal.status, refusal.detail);
     }
     if (notModified) {
-      const refusal = pointProblem(run.reftime, grids, lat, lon, time);
+      const refusal = pointProblem(run.reftime, grids, placesIn(grids, lat, lon), lat, lon, time);
       return refusal ? problem(refusal.status, refusal.detail) : { status: 304, headers, body: undefined };
     }
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
