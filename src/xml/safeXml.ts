@@ -86,6 +86,8 @@ function strictly(encoding: string, bytes: Buffer): string {
   try {
     return decoder.decode(bytes);
   } catch {
-    throw new XmlInputError(`the document is not valid ${encoding === "utf-8" ? "UTF-8" : encoding}${encoding === "utf-8" ? " (a Latin-1 file must say so in its declaration, encoding=\"ISO-8859-1\")" : ""}: save it as UTF-8`);
+    const utf8 = encoding === "utf-8";
+    const hint = utf8 ? ' (a Latin-1 file must say so in its declaration, encoding="ISO-8859-1")' : "";
+    throw new XmlInputError(`the document is not valid ${utf8 ? "UTF-8" : encoding}${hint}: save it as UTF-8`);
   }
 }
