@@ -12,6 +12,7 @@ import type { ReleaseSource } from "./releaseSource.ts";
 import type { Representations } from "./representation.ts";
 import type { CachePolicy } from "./cachePolicy.ts";
 import { pointReply, type PointContext } from "./pointReply.ts";
+import { keepLastAnswer } from "./pointQuery.ts";
 import { locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
@@ -116,7 +117,12 @@ export function createFastPath(options: {
     const headers = reply.body === undefined || "content-length" in reply.headers ? reply.headers : { ...reply.headers, "content-length": String(Buffer.byteLength(reply.body)) };
     res.writeHead(reply.status, headers);
     if (method === "HEAD" || reply.body === undefined) res.end();
-    else res.end(reply.body, reply.ascii ? "latin1" : "utf8");
+    else {
+      res.end(reply.body);
+      // Bytes the socket could not take at once (or queued behind an earlier answer) are still the answer
+      // buffer's: the next answer goes elsewhere.
+      if (reply.transient && res.writableLength !== 0) keepLastAnswer();
+    }
     answered++;
     return true;
   }

@@ -9,7 +9,7 @@ import { blockCount, decodeCellSeries, openPointGrid, type OpenedPointGrid, type
 import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
 import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
 import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
-import { bandName, type AnswerText } from "./pointQuery.ts";
+import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
 
@@ -230,9 +230,13 @@ export class PointGridStore {
   readonly #read: (stored: StoredBody) => Promise<Buffer>;
   readonly #grids = new Map<string, ServedGrid>();
   readonly #loading = new Map<string, Promise<ServedGrid>>();
-  /** The same place asked for again is sent without a look-up (an airport, a volcano). */
+  /**
+   * The same place asked for again is sent without a look-up (an airport, a volcano). A slot first holds a
+   * query's ETag alone, and the answer only when the query comes again while it is there: a place asked
+   * once (most of them, when clients spread over a domain) costs no copy of its answer.
+   */
   readonly #answerTags: Array<string | undefined> = new Array(ANSWER_SLOTS).fill(undefined);
-  readonly #answerTexts: Array<AnswerText | undefined> = new Array(ANSWER_SLOTS).fill(undefined);
+  readonly #answerBodies: Array<Buffer | undefined> = new Array(ANSWER_SLOTS).fill(undefined);
   readonly #maxGridBytes: number;
   #gridBytes = 0;
   /** The grids' stored bodies by run directory (immutable, named by input hash, shared by releases). */
@@ -279,15 +283,20 @@ export class PointGridStore {
   }
 
   /** A /point answer given lately, by its ETag (which names the run's content and the query). */
-  answer(etag: string): AnswerText | undefined {
+  answer(etag: string): Buffer | undefined {
     const slot = answerSlot(etag);
-    return this.#answerTags[slot] === etag ? this.#answerTexts[slot] : undefined;
+    return this.#answerTags[slot] === etag ? this.#answerBodies[slot] : undefined;
   }
 
-  rememberAnswer(etag: string, body: AnswerText): void {
+  /** Notes a query just answered (`body`: its answer, which may be a view that the next answer overwrites; copied when kept). */
+  rememberAnswer(etag: string, body: Uint8Array): void {
     const slot = answerSlot(etag);
-    this.#answerTags[slot] = etag;
-    this.#answerTexts[slot] = body;
+    if (this.#answerTags[slot] === etag) {
+      this.#answerBodies[slot] ??= Buffer.from(body);
+    } else {
+      this.#answerTags[slot] = etag;
+      this.#answerBodies[slot] = undefined;
+    }
   }
 
   /** Bytes of grids held now. */

@@ -49,8 +49,8 @@ function valueBytes(code: number): Buffer {
 const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
 
 /**
- * Answers are written into one buffer and read out once: an answer of 3 bands × 72 steps is 216 step
- * objects, and building them as strings (then encoding them) cost more than the rest of a request.
+ * Answers are written into one buffer, reused from answer to answer: an answer of 3 bands × 72 steps is 216
+ * step objects, and building them as strings (then encoding them) cost more than the rest of a request.
  */
 class AnswerWriter {
   #bytes = Buffer.allocUnsafeSlow(64 * 1024);
@@ -89,21 +89,28 @@ class AnswerWriter {
   }
 
   /**
-   * The answer as a string, with its length in UTF-8 bytes. A string lives in V8's young generation and
-   * node:http writes it from the stack; a 13 KB Buffer per answer is memory outside the heap, and at
-   * thousands of answers a second V8 ran a full mark-compact every few hundred milliseconds to free them
-   * (the p99 of /point; docs/benchmarks.md, "Point and route queries").
+   * The answer: a view of the writer's buffer, valid until the next answer. Sent as it is, it is copied once,
+   * by the socket's write; a string or a Buffer per answer cost a copy or two more, and 13 KB of garbage a
+   * request (docs/benchmarks.md, "Point and route queries").
    */
-  answer(): AnswerText {
-    return { text: this.#bytes.toString("utf8", 0, this.at), bytes: this.at };
+  answer(): Buffer {
+    return this.#bytes.subarray(0, this.at);
+  }
+
+  /** The last answer stays someone else's (a write still under way): the next is written into a new buffer. */
+  handOver(): void {
+    this.#bytes = Buffer.allocUnsafeSlow(this.#bytes.length);
+    this.at = 0;
   }
 }
 const writer = new AnswerWriter();
 
-/** A /point answer: the JSON text and its length in UTF-8 bytes (Content-Length). */
-export interface AnswerText {
-  text: string;
-  bytes: number;
+/**
+ * Leaves the last answer's bytes to whoever holds them (a socket that could not send them at once): the
+ * next answer is written elsewhere. Call it whenever an answer outlives the request that asked for it.
+ */
+export function keepLastAnswer(): void {
+  writer.handOver();
 }
 
 /** The steps of a series (without the brackets): each run of steps without ash (most of a domain most of the time) is one copy. */
@@ -167,8 +174,12 @@ export function pointProblem(reftime: string, grids: readonly ServedGrid[], plac
   return undefined;
 }
 
-/** The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each grid made once; grids not empty. */
-export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): AnswerText | QueryProblem {
+/**
+ * The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each
+ * grid made once; grids not empty. The bytes are valid until the next answer: send them at once or copy them,
+ * and call keepLastAnswer() when a send holds them longer.
+ */
+export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): Buffer | QueryProblem {
   const places = placesIn(grids, lat, lon);
   const problem = pointProblem(reftime, grids, places, lat, lon, time);
   if (problem) return problem;

@@ -10,7 +10,7 @@ import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
-import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter, withoutGrids, type AnswerText } from "./pointQuery.ts";
+import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter, withoutGrids } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
@@ -43,8 +43,11 @@ export interface Reply {
   headers: Record<string, string>;
   /** Undefined for 204 and 304. */
   body: Buffer | string | undefined;
-  /** The body is a string of ASCII only: written as latin1, it is the same bytes, copied rather than encoded. */
-  ascii?: boolean;
+  /**
+   * The body is the last answer's bytes, which the next answer overwrites: send it before answering again,
+   * and call keepLastAnswer() if the send is not done at once (or copy it).
+   */
+  transient?: boolean;
 }
 
 export interface PointContext {
@@ -101,12 +104,12 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   // time outside the forecast) is a 422 whatever the client holds, never a 304.
   const notModified =
     request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
-  const ok = (answer: AnswerText): Reply =>
+  const ok = (answer: Buffer, transient: boolean): Reply =>
     notModified
       ? { status: 304, headers, body: undefined }
-      : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.bytes) }, body: answer.text, ascii: answer.text.length === answer.bytes };
+      : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.length) }, body: answer, transient };
   const known = context.grids.answer(etag);
-  if (known !== undefined) return ok(known);
+  if (known !== undefined) return ok(known, false);
   const finish = (grids: readonly ServedGrid[]): Reply => {
     if (grids.length === 0) {
       const refusal = withoutGrids(run, "query");
@@ -119,7 +122,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
     if ("kind" in answer) return problem(answer.status, answer.detail);
     context.grids.rememberAnswer(etag, answer);
-    return ok(answer);
+    return ok(answer, true);
   };
   const grids = context.grids.gridsOfRun(run, context.runArtefacts);
   return grids instanceof Promise ? grids.then(finish) : finish(grids);

@@ -3,6 +3,7 @@
  * grid, SNAP rotated pole, a grid across the antimeridian), within the stated coding error and never
  * below; the step valid at `time`; classes at the thresholds; validators; every bad parameter.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
@@ -287,5 +288,39 @@ describe("the node fast path answers /point as the app does", () => {
       }
     }
     expect(answered).toBeGreaterThanOrEqual(20);
+  });
+
+  it("gives each of many pipelined queries its own answer, to a client that reads nothing for a while (answers the socket could not take at once keep their bytes)", async () => {
+    const places = Array.from({ length: 600 }, (_, i) => ({ lat: 40.3 + (i % 60) * 0.55, lon: -44.7 + Math.floor(i / 60) * 7.1 + (i % 7) * 0.13 }));
+    const target = (p: { lat: number; lon: number }) => `${new URL(m.server.url).pathname}/point?lat=${p.lat.toFixed(2)}&lon=${p.lon.toFixed(2)}&reftime=${EEMEP_REFTIME}`;
+    await http(m.server, `/point?lat=60&lon=-20&reftime=${EEMEP_REFTIME}`, { headers: UA }); // the grids in memory: the fast path answers
+    const before = m.server.fastPath.answered;
+    const url = new URL(m.server.url);
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname);
+      const chunks: Buffer[] = [];
+      socket.on("error", reject);
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("end", () => resolve(Buffer.concat(chunks)));
+      socket.pause(); // the answers pile up in the server's socket and its queue
+      socket.write(places.map((p, i) => `GET ${target(p)} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === places.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join(""));
+      setTimeout(() => socket.resume(), 500);
+    });
+    expect(m.server.fastPath.answered - before).toBe(places.length);
+    // Split the stream by Content-Length, then ask each place again alone.
+    const bodies: string[] = [];
+    for (let at = 0; at < received.length; ) {
+      const headEnd = received.indexOf("\r\n\r\n", at);
+      const head = received.subarray(at, headEnd).toString("latin1");
+      expect(head.startsWith("HTTP/1.1 200"), head).toBe(true);
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
+      bodies.push(received.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8"));
+      at = headEnd + 4 + length;
+    }
+    expect(bodies).toHaveLength(places.length);
+    for (let i = 0; i < places.length; i += 1) {
+      const alone = await http(m.server, target(places[i]!).slice(url.pathname.length), { headers: UA });
+      expect(bodies[i], target(places[i]!)).toBe(alone.text());
+    }
   });
 });

@@ -1,12 +1,13 @@
 /**
- * The /point answer as the server writes it (src/server/pointQuery.ts): one string and its UTF-8 length, from
- * pieces each grid made once, a run of steps without ash copied as one slice. Checked against the values
- * the grid was made from, and with a file name outside ASCII (then the body cannot be written as latin1).
+ * The /point answer as the server writes it (src/server/pointQuery.ts): UTF-8 bytes in a buffer reused from
+ * answer to answer, from pieces each grid made once, a run of steps without ash copied as one slice. Checked
+ * against the values the grid was made from, with a file name outside ASCII, and the buffer's hand-over.
  */
 import { describe, expect, it } from "vitest";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import { decodeConcentration, encodeConcentration } from "../../src/formats/concentrationCodes.ts";
-import { answerPoint, type AnswerText } from "../../src/server/pointQuery.ts";
+import { PointGridStore } from "../../src/server/pointGrids.ts";
+import { answerPoint, keepLastAnswer } from "../../src/server/pointQuery.ts";
 import { axis, testGrid } from "./routeGrid.ts";
 
 const times = axis(0, 1, 8).map((h) => `2026-06-01T0${h}:00:00Z`);
@@ -21,17 +22,17 @@ const spec = (source?: string) => ({
   ...(source ? { source } : {}),
 });
 
-function answer(source?: string): AnswerText {
-  const result = answerPoint(times[0]!, [testGrid(spec(source))], 60, -20, undefined);
+/** The answer's bytes as they are (a view the next answer overwrites). */
+function answerBytes(source?: string, lat = 60): Buffer {
+  const result = answerPoint(times[0]!, [testGrid(spec(source))], lat, -20, undefined);
   if ("kind" in result) throw new Error(result.detail);
   return result;
 }
+const answer = (source?: string): string => answerBytes(source).toString("utf8");
 
 describe("the /point answer", () => {
-  it("is JSON whose steps read the grid's values, ash and runs without it alike, and its length is its UTF-8 bytes", () => {
-    const { text, bytes } = answer();
-    expect(bytes).toBe(Buffer.byteLength(text, "utf8"));
-    expect(text.length).toBe(bytes); // ASCII: the fast path writes it as latin1
+  it("is JSON whose steps read the grid's values, ash and runs without it alike", () => {
+    const text = answer();
     const parsed = JSON.parse(text) as PointAnswer;
     expect(parsed.series.map((s) => s.steps.length)).toEqual([8, 8, 8]);
     parsed.series.forEach((series, b) =>
@@ -44,10 +45,38 @@ describe("the /point answer", () => {
     );
   });
 
-  it("counts the bytes of a file name outside ASCII, so Content-Length is right and the body is not written as latin1", () => {
-    const { text, bytes } = answer("Grímsvötn–øst.nc");
-    expect(bytes).toBe(Buffer.byteLength(text, "utf8"));
-    expect(bytes).toBeGreaterThan(text.length);
-    expect((JSON.parse(text) as PointAnswer).series[0]!.source).toBe("Grímsvötn–øst.nc");
+  it("writes a file name outside ASCII as UTF-8", () => {
+    expect((JSON.parse(answer("Grímsvötn–øst.nc")) as PointAnswer).series[0]!.source).toBe("Grímsvötn–øst.nc");
+  });
+
+  it("writes the next answer over the last one's bytes, unless they were handed over with keepLastAnswer", () => {
+    const first = answerBytes(undefined, 60);
+    const firstText = first.toString("utf8");
+    answerBytes(undefined, 61);
+    expect(first.toString("utf8")).not.toBe(firstText); // the same buffer: a caller must send or copy at once
+    const kept = answerBytes(undefined, 60);
+    keepLastAnswer();
+    answerBytes(undefined, 61);
+    expect(kept.toString("utf8")).toBe(firstText);
+    expect((JSON.parse(firstText) as PointAnswer).location).toEqual({ lat: 60, lon: -20 });
+  });
+});
+
+describe("answers remembered for places asked again", () => {
+  it("keeps a copy of an answer only when its query comes a second time, and sends that copy from the third on", () => {
+    const store = new PointGridStore({ read: () => Promise.reject(new Error("no grids read here")) });
+    const etag = '"run:60:-20"';
+    const bytes = Buffer.from('{"answer":1}');
+    store.rememberAnswer(etag, bytes);
+    expect(store.answer(etag)).toBeUndefined(); // asked once: nothing copied
+    store.rememberAnswer(etag, bytes);
+    const kept = store.answer(etag);
+    expect(kept?.toString()).toBe('{"answer":1}');
+    bytes.write("X", 2); // the view it was copied from is the next answer's buffer
+    expect(store.answer(etag)?.toString()).toBe('{"answer":1}');
+    store.rememberAnswer('"run:61:-20"', bytes); // another query in any slot: the first is at most forgotten, never another's
+    const again = store.answer(etag);
+    expect(again === undefined || again.toString() === '{"answer":1}').toBe(true);
+    expect(store.answer('"run:61:-20"')).toBeUndefined();
   });
 });

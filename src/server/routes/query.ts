@@ -38,7 +38,9 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
 
   async function point(c: Context): Promise<Response> {
     const reply = await pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
-    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
+    // The app sends a body later than it is made: the answer's bytes are copied out of the shared buffer.
+    const body = reply.transient && Buffer.isBuffer(reply.body) ? Buffer.from(reply.body) : reply.body;
+    return new Response(body ?? null, { status: reply.status, headers: reply.headers });
   }
 
   async function route(c: Context): Promise<Response> {
