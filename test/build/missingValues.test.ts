@@ -2,7 +2,8 @@
  * Model output whose values are missing (the _FillValue, or NaN): a step where no cell has a value would
  * be drawn as "no ash" where nothing is known, so it is an error naming the file, the variable and the
  * steps, and a run published before keeps its last good version; cells missing here and there publish
- * with a warning that says how much. Real NetCDF files written by ncgen (Debian netcdf-bin).
+ * with a warning that says how much; a band the file lacks is said too. Real NetCDF files written by ncgen
+ * (Debian netcdf-bin).
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -73,9 +74,23 @@ describe.skipIf(!HAS_NETCDF_BIN)(`missing values in model output${HAS_NETCDF_BIN
     await writeRun((band, step, cell) => band === 0 && step >= 1 && cell < 3);
     const run = runOf(await buildNow());
     expect(run.status).toBe("published");
-    const warnings = run.issues.filter((issue) => issue.severity === "warning");
+    const warnings = run.issues.filter((issue) => issue.severity === "warning" && !issue.message.startsWith("no MAX6h_ASH_fl350-550"));
     expect(warnings.map((issue) => [issue.file, issue.message])).toEqual([
       [`${FOLDER}/${FILE}`, expect.stringMatching(/^MAX6h_ASH_fl000-200 has cells without a value \(fill value or NaN\) at 3 of 4 time steps, up to 25 % of the grid in one: maps draw no ash there and \/point answers them as missing$/)],
+    ]);
+  });
+
+  it("a flight-level variable the file lacks: published with the bands it has, and a warning naming the band left out", async () => {
+    await writeRun(() => false); // two of the three bands
+    const run = runOf(await buildNow());
+    expect(run.status).toBe("published");
+    const warnings = run.issues.filter((issue) => issue.severity === "warning");
+    expect(warnings.map((issue) => [issue.file, issue.message, issue.fix])).toEqual([
+      [
+        `${FOLDER}/${FILE}`,
+        "no MAX6h_ASH_fl350-550: FL350/550 has no map, no ash areas and no /point series in this run, only SFC/FL200 and FL200/350",
+        expect.stringMatching(/every flight-level variable .*not a forecast of clear air/),
+      ],
     ]);
   });
 });

@@ -9,7 +9,7 @@
 import { contourBands } from "../../geo/contourBands.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
 import { isModelOutputFile, openModelOutput } from "../../model/openModelOutput.ts";
-import { DEFAULT_THRESHOLDS_MG_M3, type ModelOutput } from "../../model/types.ts";
+import { DEFAULT_THRESHOLDS_MG_M3, FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../model/types.ts";
 import { UserError } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
@@ -30,6 +30,7 @@ export const modelOutputReader: InputReader = {
       output = opened;
       const { noGeometry } = opened.grid;
       if (noGeometry) issues.warning(file.displayPath, noGeometry.message, noGeometry.fix);
+      warnOfMissingBands(opened, file.displayPath, issues);
       const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3, issues);
       return { kind: "model-output", file, model };
     } catch (error) {
@@ -41,6 +42,20 @@ export const modelOutputReader: InputReader = {
     }
   },
 };
+
+/**
+ * A flight-level variable the file lacks leaves its band out of every output of the run (maps, areas,
+ * /point): said, so that no one takes the band's absence for a forecast of clear air.
+ */
+function warnOfMissingBands(output: ModelOutput, where: string, issues: Issues): void {
+  const absent = FLIGHT_LEVEL_BANDS.filter((band) => !output.variables.some((variable) => variable.name === band.variable));
+  if (absent.length === 0) return;
+  issues.warning(
+    where,
+    `no ${absent.map((band) => band.variable).join(" or ")}: ${absent.map((band) => band.label).join(" and ")} ${absent.length === 1 ? "has" : "have"} no map, no ash areas and no /point series in this run, only ${output.variables.map((variable) => variable.band.label).join(" and ")}`,
+    "deliver the model's output with every flight-level variable (EEMEP and SNAP write all three); a band left out is not a forecast of clear air",
+  );
+}
 
 /**
  * Steps read per task. The fields are read, checked and contoured a few steps at a time by the build's
