@@ -23,6 +23,17 @@ export class UserError extends AshcastError {
   }
 }
 
+/** Several problems of one input found together, each with its fix: reported one by one (the error's own message is the first). */
+export class UserErrors extends UserError {
+  override name = "UserErrors";
+  readonly problems: ReadonlyArray<{ message: string; fix: string }>;
+  constructor(problems: ReadonlyArray<{ message: string; fix: string }>, options: { where?: string } = {}) {
+    if (problems.length === 0) throw new InternalError("UserErrors without a problem");
+    super(problems[0]!.message, { ...options, fix: problems[0]!.fix });
+    this.problems = problems;
+  }
+}
+
 /** A bug in ashcast: an invariant did not hold. */
 export class InternalError extends AshcastError {
   override name = "InternalError";
@@ -55,7 +66,9 @@ export function formatError(error: unknown): string {
   let current: unknown = outOfSpace(error) ?? error;
   for (let depth = 0; current !== undefined && depth < 8; depth++) {
     const prefix = depth === 0 ? "" : "caused by: ";
-    if (current instanceof UserError) {
+    if (current instanceof UserErrors) {
+      for (const problem of current.problems) lines.push(`${prefix}${current.where ? `${current.where}: ` : ""}${problem.message}`, `  fix: ${problem.fix}`);
+    } else if (current instanceof UserError) {
       lines.push(`${prefix}${current.where ? `${current.where}: ` : ""}${current.message}`);
       if (current.fix) lines.push(`  fix: ${current.fix}`);
     } else if (current instanceof Error) {

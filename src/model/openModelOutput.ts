@@ -16,7 +16,7 @@
  * - Every problem with the file is a UserError whose `where` is the display path, with a fix.
  */
 import { open } from "node:fs/promises";
-import { InternalError, UserError } from "../errors.ts";
+import { InternalError, UserError, UserErrors } from "../errors.ts";
 import { formatInstant, normaliseInstant } from "../time/instant.ts";
 import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
 import { axesOf2dGrid, type RotatedPole } from "./gridAxes.ts";
@@ -121,20 +121,28 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
       "give the model output that holds the MAX6h_ASH_fl... variables (EEMEP writes them; for SNAP, the output after its MAX6h post-processing)",
     );
   }
+  // Each variable's problems are collected and reported together: a forecaster mends the file once.
+  const problems: Array<{ message: string; fix: string }> = [];
+  const collect = (message: string, fix: string): void => {
+    problems.push({ message, fix });
+  };
+  const failCollected = (): void => {
+    if (problems.length > 0) throw new UserErrors(problems.splice(0), { where });
+  };
   const first = source.variables.get(present[0]!.variable)!;
   for (const band of present) {
     const variable = source.variables.get(band.variable)!;
     if (variable.dimensions.length !== 3) {
-      fail(
+      collect(
         `variable ${variable.name} has ${variable.dimensions.length} dimension${variable.dimensions.length === 1 ? "" : "s"} (${variable.dimensions.join(", ")}), expected 3: (time, lat, lon) or (time, y, x)`,
         "give the model's MAX6h_ASH_fl... variables as written by the model: one 2-D field per time step",
       );
+    } else if (variable.dimensions.join(",") !== first.dimensions.join(",")) {
+      collect(`variable ${variable.name} has dimensions (${variable.dimensions.join(", ")}) but ${first.name} has (${first.dimensions.join(", ")})`, "give all flight-level variables the same (time, lat, lon) or (time, y, x) dimensions");
     }
-    if (!isNumericType(variable.type)) fail(`variable ${variable.name} holds ${variable.type} values, not numbers`, REPLACE_FIX);
-    if (variable.dimensions.join(",") !== first.dimensions.join(",")) {
-      fail(`variable ${variable.name} has dimensions (${variable.dimensions.join(", ")}) but ${first.name} has (${first.dimensions.join(", ")})`, "give all flight-level variables the same (time, lat, lon) or (time, y, x) dimensions");
-    }
+    if (!isNumericType(variable.type)) collect(`variable ${variable.name} holds ${variable.type} values, not numbers`, REPLACE_FIX);
   }
+  failCollected();
   const [timeDimension, yDimension, xDimension] = first.dimensions as [string, string, string];
 
   // The time coordinate must be the first dimension.
@@ -174,21 +182,21 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     const variable = source.variables.get(band.variable)!;
     const [t, y, x] = variable.shape as [number, number, number];
     if (t !== steps || y !== ny || x !== nx) {
-      fail(`variable ${variable.name} holds ${t} × ${y} × ${x} values, but its dimensions are ${steps} × ${ny} × ${nx}: the file is incomplete`, REPLACE_FIX);
+      collect(`variable ${variable.name} holds ${t} × ${y} × ${x} values, but its dimensions are ${steps} × ${ny} × ${nx}: the file is incomplete`, REPLACE_FIX);
     }
   }
-  if (timeVariable!.shape[0] !== steps) fail(`variable ${timeVariable!.name} holds ${timeVariable!.shape[0]} times for ${steps} steps: the file is incomplete`, REPLACE_FIX);
+  if (timeVariable!.shape[0] !== steps) collect(`variable ${timeVariable!.name} holds ${timeVariable!.shape[0]} times for ${steps} steps: the file is incomplete`, REPLACE_FIX);
+  failCollected();
 
   // Units, fill values and packing of each flight-level variable.
   const fieldVariables: FieldVariable[] = present.map((band) => {
     const variable = source.variables.get(band.variable)!;
     const units = textAttribute(variable.attributes, "units");
+    const factor = units === undefined ? undefined : concentrationToMgPerM3(units);
     if (units === undefined) {
-      fail(`variable ${variable.name} has no units attribute`, `give ${variable.name} its units, e.g. units = "ug/m3" as EEMEP writes (accepted: ${CONCENTRATION_UNITS_EXAMPLES})`);
-    }
-    const factor = concentrationToMgPerM3(units!);
-    if (factor === undefined) {
-      fail(`variable ${variable.name} has units "${units}", which ashcast cannot convert to mg/m³`, `write the units as a mass concentration ashcast knows: ${CONCENTRATION_UNITS_EXAMPLES}`);
+      collect(`variable ${variable.name} has no units attribute`, `give ${variable.name} its units, e.g. units = "ug/m3" as EEMEP writes (accepted: ${CONCENTRATION_UNITS_EXAMPLES})`);
+    } else if (factor === undefined) {
+      collect(`variable ${variable.name} has units "${units}", which ashcast cannot convert to mg/m³`, `write the units as a mass concentration ashcast knows: ${CONCENTRATION_UNITS_EXAMPLES}`);
     }
     const fill = numberAttribute(variable.attributes, "_FillValue")?.[0] ?? DEFAULT_FILL[variable.type];
     const missing = numberAttribute(variable.attributes, "missing_value") ?? [];
@@ -204,6 +212,7 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
       fills: [...new Set(fills)],
     };
   });
+  failCollected();
 
   // Only now read anything: the time axis and the grid's coordinates.
   const times = await readTimes(source, timeVariable!, fail);

@@ -7,7 +7,7 @@ import path from "node:path";
 import h5wasm from "h5wasm/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEemepOutput } from "../../scripts/make-model-output.ts";
-import { UserError } from "../../src/errors.ts";
+import { formatError, UserError, UserErrors } from "../../src/errors.ts";
 import { h5wasmReady } from "../../src/model/netcdf4.ts";
 import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import { eemepCdl, expectUserError, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir, type CdlSpec, type NcgenKind } from "./helpers.ts";
@@ -260,6 +260,39 @@ describe.skipIf(!HAS_NETCDF_BIN)(`bad NetCDF-3 files made with ncgen${HAS_NETCDF
     }
     const file = await fromCdl({ fields: [{ name: "MAX6h_ASH_fl200-350", attributes: ["_FillValue = -1.f"] }] });
     await expectUserError(openModelOutput(file, WHERE), WHERE, /variable MAX6h_ASH_fl200-350 has no units attribute/);
+  });
+
+  it("every variable's problems together, each with its own fix, not only the first", async () => {
+    const data = Array.from({ length: 2 * 3 * 4 }, () => "100").join(", ");
+    const file = await fromCdl({
+      fields: [
+        { name: "MAX6h_ASH_fl000-200", attributes: ["_FillValue = -1.f"], data },
+        { name: "MAX6h_ASH_fl200-350", dims: "time, lon, lat", attributes: ['units = "ppm"'] },
+        { name: "MAX6h_ASH_fl350-550", dims: "time, lat", attributes: ['units = "ug/m3"'] },
+      ],
+    });
+    const error = await expectUserError(openModelOutput(file, WHERE), WHERE, /variable MAX6h_ASH_fl200-350 has dimensions \(time, lon, lat\) but MAX6h_ASH_fl000-200 has \(time, lat, lon\)/);
+    expect(error).toBeInstanceOf(UserErrors);
+    // The structure is checked before the attributes: the units come once the dimensions are mended.
+    expect((error as UserErrors).problems.map((p) => p.message)).toEqual([
+      "variable MAX6h_ASH_fl200-350 has dimensions (time, lon, lat) but MAX6h_ASH_fl000-200 has (time, lat, lon)",
+      "variable MAX6h_ASH_fl350-550 has 2 dimensions (time, lat), expected 3: (time, lat, lon) or (time, y, x)",
+    ]);
+    const mended = await fromCdl({
+      fields: [
+        { name: "MAX6h_ASH_fl000-200", attributes: ["_FillValue = -1.f"], data },
+        { name: "MAX6h_ASH_fl200-350", attributes: ['units = "ppm"'], data },
+        { name: "MAX6h_ASH_fl350-550", attributes: ['units = "Bq/m3"'], data },
+      ],
+    });
+    const both = (await expectUserError(openModelOutput(mended, WHERE), WHERE, /MAX6h_ASH_fl000-200 has no units attribute/)) as UserErrors;
+    expect(both.problems.map((p) => p.message)).toEqual([
+      "variable MAX6h_ASH_fl000-200 has no units attribute",
+      'variable MAX6h_ASH_fl200-350 has units "ppm", which ashcast cannot convert to mg/m³',
+      'variable MAX6h_ASH_fl350-550 has units "Bq/m3", which ashcast cannot convert to mg/m³',
+    ]);
+    expect(both.problems.map((p) => p.fix)).toEqual([expect.stringMatching(/give MAX6h_ASH_fl000-200 its units/), expect.stringMatching(/mass concentration/), expect.stringMatching(/mass concentration/)]);
+    expect(formatError(both).split("\n").filter((line) => line.startsWith(WHERE))).toHaveLength(3);
   });
 
   it("an unsupported calendar, naming time:calendar", async () => {

@@ -10,7 +10,7 @@ import { contourBands } from "../../geo/contourBands.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
 import { isModelOutputFile, openModelOutput } from "../../model/openModelOutput.ts";
 import { DEFAULT_THRESHOLDS_MG_M3, FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../model/types.ts";
-import { UserError } from "../../errors.ts";
+import { UserError, UserErrors } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { Issues } from "../issues.ts";
@@ -35,7 +35,8 @@ export const modelOutputReader: InputReader = {
       return { kind: "model-output", file, model };
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
-      issues.error(error.where ?? file.displayPath, error.message, error.fix ?? "replace the file with the model's complete output");
+      const problems = error instanceof UserErrors ? error.problems : [{ message: error.message, fix: error.fix ?? "replace the file with the model's complete output" }];
+      for (const problem of problems) issues.error(error.where ?? file.displayPath, problem.message, problem.fix);
       return undefined;
     } finally {
       output?.close();
