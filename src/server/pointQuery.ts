@@ -53,7 +53,9 @@ const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
  * step objects, and building them as strings (then encoding them) cost more than the rest of a request.
  */
 class AnswerWriter {
-  #bytes = Buffer.allocUnsafeSlow(64 * 1024);
+  // As large as the answers (it doubles when one does not fit): a buffer handed over to a socket that cannot
+  // take its answer at once stays held until the client reads, so it should not be much larger than that.
+  #bytes = Buffer.allocUnsafeSlow(16 * 1024);
   at = 0;
 
   reset(): void {
