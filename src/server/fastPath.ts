@@ -12,7 +12,7 @@ import type { ReleaseSource } from "./releaseSource.ts";
 import type { Representations } from "./representation.ts";
 import type { CachePolicy } from "./cachePolicy.ts";
 import { pointReply, type PointContext } from "./pointReply.ts";
-import { keepLastAnswer } from "./pointQuery.ts";
+import { answerSent, keepLastAnswer } from "./pointQuery.ts";
 import { locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
@@ -119,9 +119,13 @@ export function createFastPath(options: {
     if (method === "HEAD" || reply.body === undefined) res.end();
     else {
       res.end(reply.body);
-      // Bytes the socket could not take at once (or queued behind an earlier answer) are still the answer
-      // buffer's: the next answer goes elsewhere.
-      if (reply.transient && res.writableLength !== 0) keepLastAnswer();
+      // Bytes the socket could not take at once (or queued behind an earlier answer; over TLS, every answer
+      // until it is encrypted) are still the answer buffer's: the next answer goes elsewhere, and the buffer
+      // is written into again once the response is sent.
+      if (reply.transient && res.writableLength !== 0) {
+        const held = keepLastAnswer();
+        res.once("finish", () => answerSent(held));
+      }
     }
     answered++;
     return true;

@@ -55,7 +55,7 @@ const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
 class AnswerWriter {
   // As large as the answers (it doubles when one does not fit): a buffer handed over to a socket that cannot
   // take its answer at once stays held until the client reads, so it should not be much larger than that.
-  #bytes = Buffer.allocUnsafeSlow(16 * 1024);
+  #bytes: Buffer = Buffer.allocUnsafeSlow(16 * 1024);
   at = 0;
 
   reset(): void {
@@ -99,20 +99,37 @@ class AnswerWriter {
     return this.#bytes.subarray(0, this.at);
   }
 
-  /** The last answer stays someone else's (a write still under way): the next is written into a new buffer. */
-  handOver(): void {
-    this.#bytes = Buffer.allocUnsafeSlow(this.#bytes.length);
+  /** Buffers whose answers were sent, to write answers into again (over TLS every answer is handed over). */
+  readonly #spare: Buffer[] = [];
+
+  /** The last answer stays with someone else (a write still under way): its buffer; the next answer goes into another. */
+  handOver(): Buffer {
+    const held = this.#bytes;
+    this.#bytes = this.#spare.pop() ?? Buffer.allocUnsafeSlow(held.length);
     this.at = 0;
+    return held;
+  }
+
+  giveBack(buffer: Buffer): void {
+    if (this.#spare.length < MAX_SPARE_BUFFERS) this.#spare.push(buffer);
   }
 }
+/** Spare answer buffers kept: a few sends under way at once; more are left to the garbage collector. */
+const MAX_SPARE_BUFFERS = 8;
 const writer = new AnswerWriter();
 
 /**
  * Leaves the last answer's bytes to whoever holds them (a socket that could not send them at once): the
- * next answer is written elsewhere. Call it whenever an answer outlives the request that asked for it.
+ * next answer is written elsewhere. Call it whenever an answer outlives the request that asked for it;
+ * give the buffer it returns to answerSent() once nothing reads it any more (or drop it).
  */
-export function keepLastAnswer(): void {
-  writer.handOver();
+export function keepLastAnswer(): Buffer {
+  return writer.handOver();
+}
+
+/** A buffer keepLastAnswer() gave, whose answer is sent: later answers may be written into it. */
+export function answerSent(buffer: Buffer): void {
+  writer.giveBack(buffer);
 }
 
 /** The steps of a series (without the brackets): each run of steps without ash (most of a domain most of the time) is one copy. */

@@ -125,5 +125,12 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
     return ok(answer, true);
   };
   const grids = context.grids.gridsOfRun(run, context.runArtefacts);
-  return grids instanceof Promise ? grids.then(finish) : finish(grids);
+  // A reply made later (the grids were loading) is sent later still: by then other answers may have been
+  // written over its bytes, so it gets its own copy.
+  return grids instanceof Promise ? grids.then((loaded) => lasting(finish(loaded))) : finish(grids);
+}
+
+/** A reply whose body is its own (a copy of a transient answer), to keep beyond the current turn. */
+export function lasting(reply: Reply): Reply {
+  return reply.transient && Buffer.isBuffer(reply.body) ? { ...reply, body: Buffer.from(reply.body), transient: false } : reply;
 }

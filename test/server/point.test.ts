@@ -3,7 +3,11 @@
  * grid, SNAP rotated pole, a grid across the antimeridian), within the stated coding error and never
  * below; the step valid at `time`; classes at the thresholds; validators; every bad parameter.
  */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
@@ -11,7 +15,7 @@ import { createApp, PRODUCT_PATH } from "../../src/server/app.ts";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
 import { DATELINE_GRID, DATELINE_REFTIME, documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
-import { expectProblem, header, http } from "./serverFixtures.ts";
+import { expectProblem, header, http, serve } from "./serverFixtures.ts";
 
 const UA = { "user-agent": "ashcast-test/1 point" };
 const BANDS = ["fl000-200", "fl200-350", "fl350-550"] as const;
@@ -307,20 +311,114 @@ describe("the node fast path answers /point as the app does", () => {
       setTimeout(() => socket.resume(), 500);
     });
     expect(m.server.fastPath.answered - before).toBe(places.length);
-    // Split the stream by Content-Length, then ask each place again alone.
-    const bodies: string[] = [];
-    for (let at = 0; at < received.length; ) {
-      const headEnd = received.indexOf("\r\n\r\n", at);
-      const head = received.subarray(at, headEnd).toString("latin1");
-      expect(head.startsWith("HTTP/1.1 200"), head).toBe(true);
-      const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
-      bodies.push(received.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8"));
-      at = headEnd + 4 + length;
-    }
+    const bodies = splitResponses(received); // then each place is asked again alone
     expect(bodies).toHaveLength(places.length);
     for (let i = 0; i < places.length; i += 1) {
       const alone = await http(m.server, target(places[i]!).slice(url.pathname.length), { headers: UA });
       expect(bodies[i], target(places[i]!)).toBe(alone.text());
     }
   });
+
+  it("gives each of a client's answers its own bytes when the client stops reading while requests come one at a time and others are answered meanwhile", async () => {
+    const url = new URL(m.server.url);
+    const places = Array.from({ length: 2000 }, (_, i) => ({ lat: 40.3 + (i % 60) * 0.55, lon: -44.7 + (Math.floor(i / 60) % 10) * 7.1 + (i % 7) * 0.13 }));
+    const path = (p: { lat: number; lon: number }) => `/point?lat=${p.lat.toFixed(2)}&lon=${p.lon.toFixed(2)}&reftime=${EEMEP_REFTIME}`;
+    await http(m.server, path(places[0]!), { headers: UA });
+    const socket = connect(Number(url.port), url.hostname);
+    const chunks: Buffer[] = [];
+    const done = new Promise<Buffer>((resolve, reject) => {
+      socket.on("error", reject);
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("end", () => resolve(Buffer.concat(chunks)));
+    });
+    socket.pause();
+    await new Promise((resolve) => socket.once("connect", resolve));
+    for (let i = 0; i < places.length; i++) {
+      socket.write(`GET ${url.pathname}${path(places[i]!)} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === places.length - 1 ? "Connection: close\r\n" : ""}\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      if (i % 40 === 39) await http(m.server, path({ lat: 70 - i / 100, lon: 20 - i / 50 }), { headers: UA }); // another client, another answer
+    }
+    socket.resume();
+    const bodies = splitResponses(await done);
+    expect(bodies).toHaveLength(places.length);
+    for (let i = 0; i < places.length; i++) expect(bodies[i], path(places[i]!)).toBe((await http(m.server, path(places[i]!), { headers: UA })).text());
+  }, 120_000);
+
+  it("answers queries left to the app (a query too long for the fast path), pipelined, each with its own bytes", async () => {
+    const url = new URL(m.server.url);
+    const places = Array.from({ length: 8 }, (_, i) => ({ lat: 55 + i * 0.7, lon: -30 + i * 1.3 }));
+    const path = (p: { lat: number; lon: number }) => `/point?lat=${p.lat.toFixed(2)}&lon=${p.lon.toFixed(2)}&reftime=${EEMEP_REFTIME}`;
+    const padding = `&unused=${"x".repeat(320)}`;
+    await http(m.server, path(places[0]!), { headers: UA });
+    const before = m.server.fastPath.answered;
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname);
+      const chunks: Buffer[] = [];
+      socket.on("error", reject);
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("end", () => resolve(Buffer.concat(chunks)));
+      socket.write(places.map((p, i) => `GET ${url.pathname}${path(p)}${padding} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === places.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join(""));
+    });
+    expect(m.server.fastPath.answered).toBe(before);
+    const bodies = splitResponses(received);
+    for (let i = 0; i < places.length; i++) expect(bodies[i], path(places[i]!)).toBe((await http(m.server, path(places[i]!), { headers: UA })).text());
+  });
+
+  it("answers the first queries of a server whose grids are still loading each with its own bytes", async () => {
+    const fresh = await serve(m.site);
+    try {
+      const places = Array.from({ length: 8 }, (_, i) => ({ lat: 55 + i * 0.7, lon: -30 + i * 1.3 }));
+      const path = (p: { lat: number; lon: number }) => `/point?lat=${p.lat.toFixed(2)}&lon=${p.lon.toFixed(2)}&reftime=${EEMEP_REFTIME}`;
+      const first = await Promise.all(places.map((p) => http(fresh, path(p), { headers: UA })));
+      for (let i = 0; i < places.length; i++) expect(first[i]!.text(), path(places[i]!)).toBe((await http(fresh, path(places[i]!), { headers: UA })).text());
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("over TLS, where every answer waits for its encryption, each answer keeps its bytes (the buffers are written into again once sent)", async () => {
+    const cert = join(m.site.root, "cert.pem");
+    const key = join(m.site.root, "key.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+    const tls = await serve(m.site, { tls: { certFile: cert, keyFile: key } });
+    try {
+      const url = new URL(tls.url);
+      const agent = new HttpsAgent({ keepAlive: true, maxSockets: 4, ca: readFileSync(cert) });
+      const get = (target: string) =>
+        new Promise<string>((resolve, reject) => {
+          const req = httpsRequest({ host: url.hostname, port: url.port, path: `${url.pathname}${target}`, headers: UA, agent }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+            res.on("error", reject);
+          });
+          req.on("error", reject);
+          req.end();
+        });
+      const places = Array.from({ length: 200 }, (_, i) => `/point?lat=${(41 + (i % 50) * 0.6).toFixed(2)}&lon=${(-40 + Math.floor(i / 50) * 15 + (i % 9) * 0.4).toFixed(2)}&reftime=${EEMEP_REFTIME}`);
+      await get(places[0]!); // the grids in memory
+      const before = tls.fastPath.answered;
+      const overTls = await Promise.all(places.map(get)); // four connections at once
+      expect(tls.fastPath.answered - before).toBe(places.length);
+      agent.destroy();
+      for (let i = 0; i < places.length; i++) expect(overTls[i], places[i]).toBe((await http(m.server, places[i]!, { headers: UA })).text());
+    } finally {
+      await tls.close();
+    }
+  });
 });
+
+/** The bodies of HTTP/1.1 responses read back to back from one socket (each with a Content-Length). */
+function splitResponses(received: Buffer): string[] {
+  const bodies: string[] = [];
+  for (let at = 0; at < received.length; ) {
+    const headEnd = received.indexOf("\r\n\r\n", at);
+    const head = received.subarray(at, headEnd).toString("latin1");
+    expect(head.startsWith("HTTP/1.1 200"), head).toBe(true);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
+    bodies.push(received.subarray(headEnd + 4, headEnd + 4 + length).toString("utf8"));
+    at = headEnd + 4 + length;
+  }
+  return bodies;
+}
+

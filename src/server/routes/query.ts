@@ -8,7 +8,7 @@ import type { Context, Hono } from "hono";
 import type { ReleaseView } from "../app.ts";
 import { PointGridStore } from "../pointGrids.ts";
 import { withoutGrids, type QueryProblem } from "../pointQuery.ts";
-import { pointReply, type PointContext } from "../pointReply.ts";
+import { lasting, pointReply, type PointContext } from "../pointReply.ts";
 import { problemResponse } from "../problem.ts";
 import { CORS_HEADERS, type Representations } from "../representation.ts";
 import { MAX_ROUTE_BODY_BYTES, parseRoute } from "../routeInput.ts";
@@ -37,10 +37,11 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids, representations };
 
   async function point(c: Context): Promise<Response> {
-    const reply = await pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
-    // The app sends a body later than it is made: the answer's bytes are copied out of the shared buffer.
-    const body = reply.transient && Buffer.isBuffer(reply.body) ? Buffer.from(reply.body) : reply.body;
-    return new Response(body ?? null, { status: reply.status, headers: reply.headers });
+    const made = pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
+    // The app sends a body later than it is made: a transient answer is copied now, before any await lets
+    // another request write over it (a reply made asynchronously is copied already).
+    const reply = made instanceof Promise ? await made : lasting(made);
+    return new Response(reply.body ?? null, { status: reply.status, headers: reply.headers });
   }
 
   async function route(c: Context): Promise<Response> {
