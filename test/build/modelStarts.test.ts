@@ -26,7 +26,9 @@ async function modelFile(start: string): Promise<void> {
   await mkdir(folder, { recursive: true });
   const file = path.join(folder, `eemep_hour_${start}.nc`);
   const [, y, mo, d, h] = /^(\d{4})(\d{2})(\d{2})T(\d{2})/.exec(start)!;
-  await ncgen(eemepCdl({ globals: ['title = "Hekla"', `SIMULATION_START_DATE = "${y}-${mo}-${d}_${h}:00:00"`] }), file, "nc4");
+  // All three flight-level bands, as the model writes them (a band left out is warned about).
+  const fields = ["fl000-200", "fl200-350", "fl350-550"].map((band) => ({ name: `MAX6h_ASH_${band}`, attributes: ['units = "ug/m3"', "_FillValue = -1.f"], data: Array.from({ length: 2 * 3 * 4 }, (_, k) => k * 100).join(", ") }));
+  await ncgen(eemepCdl({ fields, globals: ['title = "Hekla"', `SIMULATION_START_DATE = "${y}-${mo}-${d}_${h}:00:00"`] }), file, "nc4");
   await rm(`${file}.cdl`, { force: true });
 }
 

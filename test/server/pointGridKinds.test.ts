@@ -75,7 +75,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN
   it("the build publishes all four, and warns only about the grid no place can be looked up in", () => {
     expect(result.report.counts.errors, JSON.stringify(result.report.runs.flatMap((run) => run.issues))).toBe(0);
     expect(result.report.counts.published).toBe(4);
-    const warnings = result.report.runs.flatMap((run) => run.issues.filter((issue) => issue.severity === "warning"));
+    // These files hold one flight-level band: the warnings that the other two are left out are not this test's.
+    const warnings = result.report.runs.flatMap((run) => run.issues.filter((issue) => issue.severity === "warning" && !/^no MAX6h_ASH_fl/.test(issue.message)));
     expect(warnings).toEqual([
       {
         severity: "warning",
