@@ -300,16 +300,7 @@ describe("the node fast path answers /point as the app does", () => {
     await http(m.server, `/point?lat=60&lon=-20&reftime=${EEMEP_REFTIME}`, { headers: UA }); // the grids in memory: the fast path answers
     const before = m.server.fastPath.answered;
     const url = new URL(m.server.url);
-    const received = await new Promise<Buffer>((resolve, reject) => {
-      const socket = connect(Number(url.port), url.hostname);
-      const chunks: Buffer[] = [];
-      socket.on("error", reject);
-      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-      socket.on("end", () => resolve(Buffer.concat(chunks)));
-      socket.pause(); // the answers pile up in the server's socket and its queue
-      socket.write(places.map((p, i) => `GET ${target(p)} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === places.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join(""));
-      setTimeout(() => socket.resume(), 500);
-    });
+    const received = await pipelined(url, places.map(target), 500); // the answers pile up in the server's socket and its queue
     expect(m.server.fastPath.answered - before).toBe(places.length);
     const bodies = splitResponses(received); // then each place is asked again alone
     expect(bodies).toHaveLength(places.length);
@@ -351,14 +342,7 @@ describe("the node fast path answers /point as the app does", () => {
     const padding = `&unused=${"x".repeat(320)}`;
     await http(m.server, path(places[0]!), { headers: UA });
     const before = m.server.fastPath.answered;
-    const received = await new Promise<Buffer>((resolve, reject) => {
-      const socket = connect(Number(url.port), url.hostname);
-      const chunks: Buffer[] = [];
-      socket.on("error", reject);
-      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-      socket.on("end", () => resolve(Buffer.concat(chunks)));
-      socket.write(places.map((p, i) => `GET ${url.pathname}${path(p)}${padding} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === places.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join(""));
-    });
+    const received = await pipelined(url, places.map((p) => `${url.pathname}${path(p)}${padding}`), 0);
     expect(m.server.fastPath.answered).toBe(before);
     const bodies = splitResponses(received);
     for (let i = 0; i < places.length; i++) expect(bodies[i], path(places[i]!)).toBe((await http(m.server, path(places[i]!), { headers: UA })).text());
@@ -407,6 +391,22 @@ describe("the node fast path answers /point as the app does", () => {
     }
   });
 });
+
+/** GET requests sent at once on one socket (the last closes it), read after `pauseMs`: every byte the server sent back. */
+function pipelined(url: URL, targets: readonly string[], pauseMs: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    const chunks: Buffer[] = [];
+    socket.on("error", reject);
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("end", () => resolve(Buffer.concat(chunks)));
+    if (pauseMs > 0) {
+      socket.pause();
+      setTimeout(() => socket.resume(), pauseMs);
+    }
+    socket.write(targets.map((target, i) => `GET ${target} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ashcast-test/1 point\r\n${i === targets.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join(""));
+  });
+}
 
 /** The bodies of HTTP/1.1 responses read back to back from one socket (each with a Content-Length). */
 function splitResponses(received: Buffer): string[] {
