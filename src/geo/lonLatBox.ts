@@ -4,6 +4,7 @@
  * (a model grid across 180° gives east up to 360): these functions take either. Pure.
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import { wrapLongitude } from "../model/gridMapping.ts";
 import { arcBetween, arcToKm } from "./greatCircle.ts";
 
 /** The same box with east ≥ west, east up to 540 (a crossing box gets 360 added to its east). */
@@ -51,7 +52,7 @@ export function distanceToBoxKm(box: LatLonBoxModel, lon: number, lat: number): 
   const b = unwrappedBox(box);
   // The position's longitude on the box's turn of the world, nearest its middle.
   const middle = (b.west + b.east) / 2;
-  const onTurn = lon + 360 * Math.round((middle - lon) / 360);
+  const onTurn = wrapLongitude(lon, middle);
   const nearestLon = onTurn >= b.west && onTurn <= b.east ? onTurn : Math.abs(onTurn - b.west) <= Math.abs(onTurn - b.east) ? b.west : b.east;
   const nearestLat = Math.min(b.north, Math.max(b.south, lat));
   return arcToKm(arcBetween([onTurn, lat], [nearestLon, nearestLat]));
