@@ -29,8 +29,8 @@ export interface ServeFlags {
 export interface CheckedServeFlags {
   port: number;
   httpPort: number | undefined;
-  /** Without trailing slashes. */
-  prefix: string;
+  /** The product's path with the prefix in front (productBase: trailing slashes of the prefix trimmed). */
+  base: string;
   removedVersions: string[];
   trustedProxies: string[] | undefined;
 }
@@ -42,9 +42,9 @@ export interface CheckedServeFlags {
 export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
   const port = Number(flags.port);
   if (flags.port.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`"${flags.port}" is not a TCP port`, { where: "--port (env PORT)", fix: "give a number from 0 to 65535" });
-  let prefix: string;
+  let base: string;
   try {
-    prefix = productBase(flags.prefix.trim()).slice(0, -PRODUCT_PATH.length);
+    base = productBase(flags.prefix.trim());
   } catch {
     throw new UserError(`"${flags.prefix}" is not a path prefix`, { where: "--prefix (env ASHCAST_PREFIX)", fix: "give a path of letters, digits, '.', '_', '~' or '-' segments starting with /, e.g. /weatherapi, or leave it out" });
   }
@@ -71,11 +71,11 @@ export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
     if (flags.httpPort.trim() === "" || !Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give a number from 0 to 65535" });
     if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
   }
-  return { port, httpPort, prefix, removedVersions, trustedProxies };
+  return { port, httpPort, base, removedVersions, trustedProxies };
 }
 
 export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor; cachePurges?: () => readonly CachePurge[] }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {
-  const { port, httpPort, prefix, removedVersions, trustedProxies } = checkServeFlags(flags);
+  const { port, httpPort, base, removedVersions, trustedProxies } = checkServeFlags(flags);
   const traffic = checkedTraffic ?? (await loadTraffic(flags.traffic));
   if (trustedProxies !== undefined) traffic.trustedProxies = trustedProxies;
   const server = await startServer({
@@ -84,7 +84,7 @@ export async function listen(distDir: string, flags: ServeFlags, log: (line: str
     ...(flags.tlsCert && flags.tlsKey ? { tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey, ...(httpPort !== undefined ? { httpPort } : {}) } } : {}),
     port,
     host: flags.host,
-    prefix,
+    prefix: base.slice(0, -PRODUCT_PATH.length),
     removedVersions,
     ...(flags.users ? { usersFile: flags.users } : {}),
     ...(flags.accessRules ? { accessRulesFile: flags.accessRules } : {}),

@@ -138,7 +138,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   serveOptions(buildOptions(program.command("start")))
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
-      const [{ listen, checkServeFlags }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback }, { checkRunsDirectory }] = await Promise.all([
+      const [{ listen, checkServeFlags }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback, serverUrl }, { checkRunsDirectory }] = await Promise.all([
         import("./listen.ts"),
         import("../server/serve.ts"),
         import("../server/limits/trafficConfig.ts"),
@@ -146,10 +146,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         import("../build/runsDirectory.ts"),
       ]);
       // The flags and the runs directory before the first build, not minutes later after it.
-      const { port, prefix } = checkServeFlags(flags);
+      const { port, base } = checkServeFlags(flags);
       // The changelog's links, unless given: on loopback, this server's own address (a fixed port only: 0 is known
       // after listening); beyond it the address clients use must be configured (checkFeedLinks).
-      const ownUrl = port === 0 || !isLoopback(flags.host) || fromEnv("ASHCAST_PUBLIC_URL") ? undefined : `http://${flags.host.includes(":") ? `[${flags.host}]` : flags.host}:${port}${prefix}/volcanicashforecast/0.1`;
+      const ownUrl = port === 0 || !isLoopback(flags.host) || fromEnv("ASHCAST_PUBLIC_URL") ? undefined : serverUrl("http", flags.host, port, base);
       const settings = resolveBuildSettings({ ...flags, ...(flags.publicUrl === undefined && ownUrl ? { publicUrl: ownUrl } : {}) });
       await checkRunsDirectory(settings.runsDir);
       // Before the first build: it would publish a changelog whose links only this machine can follow.

@@ -38,7 +38,7 @@ import { createClientResolver, type ClientResolver } from "./limits/clientAddres
 import { MemoryStore, type ThrottleStore } from "./limits/gcra.ts";
 import { createTrafficGuard, type TrafficGuard } from "./limits/guard.ts";
 import type { TrafficSettings } from "./limits/trafficConfig.ts";
-import { checkClearBinding, checkFeedLinks, createInsecureAnswer, HSTS, type TransportMode } from "./transport.ts";
+import { checkClearBinding, checkFeedLinks, createInsecureAnswer, HSTS, serverUrl, type TransportMode } from "./transport.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -214,9 +214,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     source.close();
     throw error;
   }
-  const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `${tlsFiles ? "https" : "http"}://${hostInUrl}:${port}${base}`;
-  const httpUrl = plainPort === undefined ? undefined : `http://${hostInUrl}:${plainPort}${base}`;
+  const url = serverUrl(tlsFiles ? "https" : "http", options.host, port, base);
+  const httpUrl = plainPort === undefined ? undefined : serverUrl("http", options.host, plainPort, base);
   if (mode === "loopback") log(`plain HTTP on ${options.host} only: no TLS (--tls-cert, --tls-key) and no trusted proxy configured, so no public address may be served`);
   else if (mode === "proxy") log(`HTTPS through ${options.traffic!.trustedProxies.length} trusted prox${options.traffic!.trustedProxies.length === 1 ? "y" : "ies"}: what they did not receive over HTTPS is redirected or refused`);
   const closeServer = (s: Server) =>

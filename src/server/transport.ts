@@ -17,6 +17,11 @@ export type TransportMode = "tls" | "proxy" | "loopback";
 /** One year, the least security.md accepts; no includeSubDomains: other services may share the domain. */
 export const HSTS = "max-age=31536000";
 
+/** The address of a server listening on `host` and `port`, with the path `base` (an IPv6 host in brackets). */
+export function serverUrl(scheme: "http" | "https", host: string, port: number, base: string): string {
+  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}${base}`;
+}
+
 /** Whether `host` (a --host value) is a loopback address: nothing else may be bound in clear. */
 export function isLoopback(host: string): boolean {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
