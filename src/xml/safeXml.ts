@@ -86,7 +86,8 @@ function strictly(encoding: string, bytes: Buffer): string {
   try {
     return decoder.decode(bytes);
   } catch {
-    const utf8 = encoding === "utf-8";
+    // The decoder's canonical name: "UTF-8", "utf8" and "utf-8" are all declared in the wild.
+    const utf8 = decoder.encoding === "utf-8";
     const hint = utf8 ? ' (a Latin-1 file must say so in its declaration, encoding="ISO-8859-1")' : "";
     throw new XmlInputError(`the document is not valid ${utf8 ? "UTF-8" : encoding}${hint}: save it as UTF-8`);
   }

@@ -43,6 +43,11 @@ describe("parseUntrustedXml", () => {
 
   it("refuses Latin-1 that does not say so, and an encoding it does not know, with what to do", () => {
     expect(() => parseUntrustedXml(Buffer.from('<volcano name="Eyjafjallajökull"/>', "latin1"), { maxBytes: 1000 })).toThrow(/not valid UTF-8 \(a Latin-1 file must say so in its declaration, encoding="ISO-8859-1"\): save it as UTF-8/);
+    // Declared as UTF-8 in any of the spellings writers use: the same hint.
+    for (const spelling of ["UTF-8", "utf8", "Utf-8"]) {
+      const declared = Buffer.from(`<?xml version="1.0" encoding="${spelling}"?><volcano name="Eyjafjallajökull"/>`, "latin1");
+      expect(() => parseUntrustedXml(declared, { maxBytes: 1000 })).toThrow(/not valid UTF-8 \(a Latin-1 file must say so/);
+    }
     expect(() => parseUntrustedXml(Buffer.from('<?xml version="1.0" encoding="x-klingon"?><a/>'), { maxBytes: 1000 })).toThrow(/declares encoding "x-klingon", which is not supported: save it as UTF-8/);
   });
 });
