@@ -29,7 +29,7 @@ export async function ashAreaDrafts(run: AssembledRun, draft: AshAreaDraft): Pro
       thresholds: layer.thresholds,
       units: "mg/m³",
       quantity: layer.analysis.meaning.label,
-      steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas })),
+      steps: steps.map((step) => ({ time: step.time, end: step.end, bands: step.areas, missingShare: step.missingShare })),
       ...(volcano ? { volcano } : {}),
     });
     const steps: ArtefactDraft[] = [];

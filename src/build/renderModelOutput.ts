@@ -45,7 +45,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   const mapLayers = run.modelLayers.filter((layer) => source.bands.includes(layer.analysis));
   // One legend for the three panels: the bands of one file are the same kind of field; if not, each is named.
   const quantities = [...new Set(mapLayers.map((layer) => layer.analysis.meaning.label))];
-  const runMap: RunMapInput = { ...common, times: source.times, quantity: quantities.join(" / "), bands: mapLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })) };
+  const runMap: RunMapInput = { ...common, times: source.times, quantity: quantities.join(" / "), bands: mapLayers.map(({ analysis }) => ({ label: analysis.band.label, areas: analysis.maximum, worstMissingShare: analysis.worstMissingShare })) };
   const index: Array<{ band: string; images: Array<{ time: string; url: string }> }> = [];
   const jobs: Array<() => Promise<ArtefactDraft>> = [
     async () => ({
@@ -59,7 +59,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
     const images: Array<{ time: string; url: string }> = [];
     for (const step of layer.analysis.steps) {
       const name = imageResourceName(reftime, layer.slug, step.time);
-      const input: BandImageInput = { ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas } };
+      const input: BandImageInput = { ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas, missingShare: step.missingShare } };
       jobs.push(async () => ({
         key: resourceKey(name),
         file: `images/${layer.slug}/${compactInstant(step.time)}.png`,

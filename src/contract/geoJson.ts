@@ -1,8 +1,8 @@
 /**
  * The GeoJSON resources (RFC 7946) as a contract: the twins of the KML ash-area resources, drawn from model
- * output (src/geo/ashGeoJson.ts) or converted from a forecaster's KML (src/geo/forecasterGeoJson.ts). The
- * build checks every GeoJSON body against these before publishing, and /openapi.json describes them from the
- * same schemas. Positions are [lon, lat] or [lon, lat, altitude in metres], longitudes within ±180 (§3.1.9).
+ * output (src/geo/ashGeoJson.ts) or converted from a forecaster's KML (src/geo/forecasterGeoJson.ts).
+ * /openapi.json describes them from these schemas, and the tests hold the build's bodies to them
+ * (test/contract/geoJsonSchema.test.ts). Positions are [lon, lat] or [lon, lat, altitude in metres], longitudes within ±180 (§3.1.9).
  */
 import { z } from "zod";
 import { AshClassId } from "./queries.ts";
@@ -57,7 +57,24 @@ const AshAreaFeature = z.strictObject({
   }),
 });
 
-/** Ash areas contoured from model output: per step and concentration interval one MultiPolygon, the volcano as a Point. */
+/** A step where the model gave some cells no value: said without geometry, so that no step reads as "no ash" where nothing is known. */
+const NoValueFeature = z.strictObject({
+  type: z.literal("Feature"),
+  geometry: z.null(),
+  properties: z.strictObject({
+    kind: z.literal("no-value"),
+    band: z.string().meta({ description: "The flight-level band, e.g. `FL200/350`" }),
+    share: z.number().gt(0).lt(1).meta({ description: "The share of the model grid without a value (fill value or NaN) at this step; no ash area is drawn there" }),
+    text: z.string().meta({ description: "The same in words, as the maps and the KML say it: `No model value in 3.2 % of the grid`" }),
+    time: Instant,
+    end: Instant,
+  }),
+});
+
+/**
+ * Ash areas contoured from model output: per step and concentration interval one MultiPolygon, the volcano as a
+ * Point, and per step with cells the model gave no value a Feature without geometry that says how much.
+ */
 export const AshAreasGeoJson = z
   .strictObject({
     type: z.literal("FeatureCollection"),
@@ -67,7 +84,7 @@ export const AshAreasGeoJson = z
     thresholds: z.array(z.number()),
     units: z.literal("mg/m3"),
     bbox: GeoJsonBbox.optional(),
-    features: z.array(z.union([VolcanoFeature, AshAreaFeature])),
+    features: z.array(z.union([VolcanoFeature, AshAreaFeature, NoValueFeature])),
   })
   .meta({ description: "Ash areas contoured from model output (the KML resource of the same name with .kml), RFC 7946" });
 

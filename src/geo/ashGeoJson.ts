@@ -1,7 +1,8 @@
 /**
  * GeoJSON (RFC 7946) of contoured ash areas, from the same steps and polygons as the KML (ashKml.ts): a
  * FeatureCollection with, per step and threshold interval, one Feature holding a MultiPolygon and the
- * band, interval, class, times and units as properties; the volcano as a Point. Exterior rings
+ * band, interval, class, times and units as properties; the volcano as a Point; a step where the model gave
+ * some cells no value, a Feature without geometry (kind "no-value") with the share of the grid. Exterior rings
  * counter-clockwise, holes clockwise (RFC 7946 §3.1.6), positions [lon, lat] at the KML's 4 decimals;
  * a polygon across the antimeridian cut into its parts on either side, longitudes within ±180 (§3.1.9,
  * antimeridian.ts), and the collection's bbox crossing 180° written west > east (§5.2).
@@ -11,6 +12,7 @@
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
+import { noValueText } from "../contract/missingValues.ts";
 import { rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
 import { roundedRings, roundPolygon, type AshKmlInput } from "./ashKml.ts";
 import type { Polygon } from "./types.ts";
@@ -19,7 +21,7 @@ export const GEOJSON_CONTENT_TYPE = "application/geo+json";
 
 interface Feature {
   type: "Feature";
-  geometry: { type: "MultiPolygon"; coordinates: number[][][][] } | { type: "Point"; coordinates: number[] };
+  geometry: { type: "MultiPolygon"; coordinates: number[][][][] } | { type: "Point"; coordinates: number[] } | null;
   properties: Record<string, unknown>;
 }
 
@@ -66,6 +68,12 @@ export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
     features.push({ type: "Feature", geometry: { type: "Point", coordinates: rfc7946Position(at) }, properties: { kind: "volcano", name: input.volcano.name } });
   }
   for (const step of input.steps) {
+    // Cells without a value at this step: an unlocated Feature (RFC 7946 §3.2, geometry null) that says how many,
+    // so that a step with no ash feature does not read as "no ash" where nothing is known.
+    if (step.missingShare !== undefined) {
+      const properties = { kind: "no-value", band: input.band.label, share: step.missingShare, text: noValueText(step.missingShare), time: step.time, end: step.end };
+      features.push({ type: "Feature", geometry: null, properties });
+    }
     for (const area of step.bands) {
       const polygons = area.polygons.map(polygonCoordinates).filter((p): p is number[][][] => p !== undefined);
       if (polygons.length === 0) continue;

@@ -8,6 +8,7 @@
  * object: areas are not changed once contoured).
  */
 import { ashClasses, ASH_FILL_OPACITY, classRange, classWithLower, formatThreshold, kmlColour } from "../contract/ashClasses.ts";
+import { noValueNote, noValueText } from "../contract/missingValues.ts";
 import { rfc7946Polygon } from "./antimeridian.ts";
 import { orientRing } from "./rings.ts";
 import type { Polygon, Position, Ring, ThresholdBand } from "./types.ts";
@@ -19,6 +20,8 @@ export interface AshKmlStep {
   end: string;
   /** Banded areas of this step, as contourBands returns them; a step without ash has empty bands (or none). */
   bands: ThresholdBand[];
+  /** The share of the grid the model gave no value at this step, when some cells have none (none drawn there). */
+  missingShare?: number | undefined;
 }
 
 export interface AshKmlInput {
@@ -99,10 +102,14 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
   for (const step of input.steps) {
     line(2, "<Folder>");
     line(3, element("name", step.time));
+    // Cells without a value: said in words (Google Earth shows the description) and for programs (the viewer's
+    // note: the same words; the share exactly), so that no step reads as "no ash" where nothing is known.
+    if (step.missingShare !== undefined) line(3, element("description", noValueNote(step.missingShare)));
     // The Folder's TimeSpan drives a time slider (Google Earth); the same TimeSpan on each Placemark lets
     // readers that look at features only (GDAL/QGIS: begin/end fields) see the time too.
     const timeSpan = `<TimeSpan>${element("begin", step.time)}${element("end", step.end)}</TimeSpan>`;
     line(3, timeSpan);
+    if (step.missingShare !== undefined) line(3, `<ExtendedData>${data("missing", noValueText(step.missingShare))}${data("missingShare", String(step.missingShare))}</ExtendedData>`);
     for (const interval of step.bands) {
       const ashClass = classWithLower(interval.lower, classes);
       const polygons = interval.polygons.flatMap(kmlPolygons);

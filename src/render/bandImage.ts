@@ -6,6 +6,7 @@
 import type { Canvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
+import { noValueText } from "../contract/missingValues.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
@@ -22,7 +23,8 @@ export interface BandImageInput {
   thresholds: readonly number[];
   /** What the field is, from the model output: `maximum of 6-hour mean ash concentration` (src/model/fieldMeaning.ts). */
   quantity: string;
-  band: { label: string; areas: ThresholdBand[] };
+  /** `missingShare`: the share of the grid the model gave no value at this step, when some cells have none. */
+  band: { label: string; areas: ThresholdBand[]; missingShare?: number | undefined };
   /** Image width in pixels (default 800). */
   width?: number | undefined;
   /** Image height in pixels (default: from the box's shape). */
@@ -77,7 +79,9 @@ export function drawBandImage(input: BandImageInput, reuse?: Canvas): DrawnImage
   );
   const { panel } = layout;
   const base = getBaseMap(input.box, panel.w, panel.h);
-  drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16 });
+  const { missingShare } = input.band;
+  const missing = missingShare === undefined ? undefined : noValueText(missingShare);
+  drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16, missing });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
   return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
 }

@@ -174,12 +174,19 @@ export function drawPanelLabel(ctx: SKRSContext2D, text: string, sizePx = 15): v
   ctx.fillText(text, 14, 6 + h / 2 + 0.5);
 }
 
-/** "No ash above 0.2 mg/m³" in a panel without ash: across the middle, in the half away from the volcano. */
-export function drawNoAsh(ctx: SKRSContext2D, panel: Rect, thresholds: readonly number[], volcanoAt?: [number, number], sizePx = 14): void {
-  const text = noAshText(thresholds);
-  ctx.font = font(sizePx, "bold");
-  const w = ctx.measureText(text).width + 24;
-  const h = sizePx + 16;
+/**
+ * A note across the middle of a panel without ash, in the half away from the volcano: "No ash above 0.2 mg/m³",
+ * and the share of the grid the model gave no value (src/contract/missingValues.ts) where it has some; the first
+ * line bold, smaller where the panel is too narrow for the widest line.
+ */
+export function drawPanelNote(ctx: SKRSContext2D, panel: Rect, lines: ReadonlyArray<{ text: string; bold: boolean }>, volcanoAt?: [number, number], sizePx = 14): void {
+  if (lines.length === 0) return;
+  const widest = (size: number) => Math.max(...lines.map((line) => textWidth(ctx, line.text, size, line.bold ? "bold" : "normal")));
+  let size = sizePx;
+  while (size > 9 && widest(size) + 24 > panel.w - 8) size--;
+  const lineHeight = Math.round(size * 1.35);
+  const w = Math.min(panel.w - 8, widest(size) + 24);
+  const h = lineHeight * lines.length + 16 - (lineHeight - size);
   const x = Math.round((panel.w - w) / 2);
   const centre = volcanoAt === undefined ? 0.5 : volcanoAt[1] < panel.h / 2 ? 0.72 : 0.28;
   const y = Math.round(panel.h * centre - h / 2);
@@ -192,7 +199,30 @@ export function drawNoAsh(ctx: SKRSContext2D, panel: Rect, thresholds: readonly 
   ctx.fillStyle = MUTED;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
-  ctx.fillText(text, panel.w / 2, y + h / 2 + 0.5);
+  lines.forEach((line, i) => {
+    ctx.font = font(size, line.bold ? "bold" : "normal");
+    ctx.fillText(line.text, panel.w / 2, y + 8 + size / 2 + i * lineHeight + 0.5);
+  });
+}
+
+/** What the note of a panel without ash says: "No ash above ...", and the model's missing values where it has some. */
+export function noAshNoteLines(thresholds: readonly number[], missing: string | undefined): Array<{ text: string; bold: boolean }> {
+  const lines = [{ text: noAshText(thresholds), bold: true }];
+  if (missing !== undefined) lines.push({ text: missing, bold: false });
+  return lines;
+}
+
+/**
+ * The model's missing values in a panel with ash: haloed text under the band label, not a box, so that no ash
+ * is hidden under it; smaller where the panel is too narrow for it.
+ */
+function drawMissingNote(ctx: SKRSContext2D, panel: Rect, text: string, labelSize: number): void {
+  let size = 13;
+  while (size > 9 && textWidth(ctx, text, size, "bold") > panel.w - 20) size--;
+  ctx.font = font(size, "bold");
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  haloText(ctx, text, 10, 6 + labelSize + 12 + 6 + size / 2, MUTED, 3.5);
 }
 
 /** The run type written big and diagonally across a panel, semi-transparent (Exercise and Rehearsal only). */
@@ -223,6 +253,8 @@ export interface PanelContent {
   type: RunType;
   volcano?: Volcano | undefined;
   labelSize?: number;
+  /** Where the model gave no value in some cells: what the panel says of them (src/contract/missingValues.ts). */
+  missing?: string | undefined;
 }
 
 /** One map panel at `panel`: base map, ash, watermark, volcano, graticule labels, band label, frame. */
@@ -239,8 +271,9 @@ export function drawPanel(ctx: SKRSContext2D, panel: Rect, content: PanelContent
   if (hasAsh) drawAreas(ctx, content.base.projection, content.areas, content.thresholds);
   drawGraticuleLabels(ctx, content.base, 0, 0);
   const volcanoAt = content.volcano ? drawVolcano(ctx, content.base.projection, content.volcano, panel) : undefined;
-  if (!hasAsh) drawNoAsh(ctx, panel, content.thresholds, volcanoAt);
+  if (!hasAsh) drawPanelNote(ctx, panel, noAshNoteLines(content.thresholds, content.missing), volcanoAt);
   drawPanelLabel(ctx, content.label, content.labelSize);
+  if (hasAsh && content.missing !== undefined) drawMissingNote(ctx, panel, content.missing, content.labelSize ?? 15);
   ctx.restore();
   ctx.strokeStyle = BASE_COLOURS.frame;
   ctx.lineWidth = 1;

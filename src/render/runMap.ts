@@ -5,6 +5,7 @@
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
+import { noValueText } from "../contract/missingValues.ts";
 import { getBaseMap } from "./basemap.ts";
 import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
@@ -21,7 +22,8 @@ export interface RunMapInput {
   thresholds: readonly number[];
   /** What each band's field is, from the model output (src/model/fieldMeaning.ts). */
   quantity: string;
-  bands: Array<{ label: string; areas: ThresholdBand[] }>;
+  /** `worstMissingShare`: the largest share of the grid the model gave no value at one step, when some cells had none. */
+  bands: Array<{ label: string; areas: ThresholdBand[]; worstMissingShare?: number | undefined }>;
 }
 
 export interface RunMapLayout {
@@ -60,7 +62,7 @@ export async function renderRunMap(input: RunMapInput): Promise<Buffer> {
 /** Draws the run map (renderRunMap encodes it). */
 export function drawRunMap(input: RunMapInput): DrawnImage {
   // No bands at all: still three empty panels, so the image says "no ash" for every flight level.
-  const bands = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] as ThresholdBand[] }));
+  const bands: RunMapInput["bands"] = input.bands.length > 0 ? input.bands : FLIGHT_LEVEL_BANDS.map((b) => ({ label: b.label, areas: [] }));
   const layout = runMapLayout({ type: input.type, box: input.box, thresholds: input.thresholds, quantity: input.quantity, bandCount: bands.length });
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
@@ -74,7 +76,8 @@ export function drawRunMap(input: RunMapInput): DrawnImage {
   const first = layout.panels[0]!;
   const base = getBaseMap(input.box, first.w, first.h);
   bands.forEach((band, i) => {
-    drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano });
+    const missing = band.worstMissingShare === undefined ? undefined : noValueText(band.worstMissingShare, true);
+    drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, missing });
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds, input.quantity);

@@ -7,7 +7,7 @@
  */
 
 /** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
-/** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean, quantity?: string }} Step */
+/** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean, quantity?: string, missing?: string }} Step */
 
 const ashKml = (() => {
   "use strict";
@@ -101,6 +101,13 @@ const ashKml = (() => {
         const label = `${classLabel(lower, upper, meta("units") ?? "")}${names[i] ? ` ${names[i]}` : ""}`;
         classes.set(lower, { label, ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) });
       });
+    }
+    // Cells the model gave no value at this step: ashcast's KML says how many in the step Folder's ExtendedData,
+    // worded as on the maps (src/contract/missingValues.ts).
+    for (const folder of Array.from(doc.getElementsByTagName("Folder"))) {
+      const folderData = Array.from(child(folder, "ExtendedData")?.children ?? []);
+      const missing = folderData.find((d) => d.getAttribute("name") === "missing")?.textContent?.trim();
+      if (missing) step.missing = missing;
     }
     step.concentrations = classes.size > 0;
     step.legend = step.concentrations ? [...classes].sort(([a], [b]) => a - b).map(([, entry]) => entry) : [...named.values()];

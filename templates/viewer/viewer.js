@@ -174,7 +174,8 @@
     // What the field is, as the model output says it ("Maximum of 6-hour mean ash concentration"), or the bare word.
     const quantity = step.quantity ? `${step.quantity.charAt(0).toUpperCase()}${step.quantity.slice(1)}` : "Ash concentration";
     $("legend-title").textContent = step.concentrations ? quantity : "Areas";
-    $("ash-note").textContent = step.areas.length ? "" : step.concentrations ? "No ash above the lowest threshold at this time." : "No area drawn for this time.";
+    const noArea = step.areas.length ? "" : step.concentrations ? (step.missing ? "No ash above the lowest threshold where the model has values." : "No ash above the lowest threshold at this time.") : "No area drawn for this time.";
+    $("ash-note").textContent = step.missing ? `${noArea ? `${noArea} ` : ""}${step.missing}: no ash area is drawn there.` : noArea;
   }
 
   /** Shows the current band at the current step; the newest request wins when several are in flight. */

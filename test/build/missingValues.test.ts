@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { build, type BuildResult } from "../../src/build/build.ts";
 import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN } from "../model/helpers.ts";
-import { fixedClock, makeWorkspace, PUBLIC_URL, readRelease, writeKmlRun, type Workspace } from "./runFixtures.ts";
+import { fixedClock, iso, makeWorkspace, PUBLIC_URL, readRelease, writeKmlRun, type Workspace } from "./runFixtures.ts";
 
 let ws: Workspace;
 beforeEach(async () => {
@@ -76,8 +76,41 @@ describe.skipIf(!HAS_NETCDF_BIN)(`missing values in model output${HAS_NETCDF_BIN
     expect(run.status).toBe("published");
     const warnings = run.issues.filter((issue) => issue.severity === "warning" && !issue.message.startsWith("no MAX6h_ASH_fl350-550"));
     expect(warnings.map((issue) => [issue.file, issue.message])).toEqual([
-      [`${FOLDER}/${FILE}`, expect.stringMatching(/^MAX6h_ASH_fl000-200 has cells without a value \(fill value or NaN\) at 3 of 4 time steps, up to 25 % of the grid in one: maps draw no ash there and \/point answers them as missing$/)],
+      [
+        `${FOLDER}/${FILE}`,
+        "MAX6h_ASH_fl000-200 has cells without a value (fill value or NaN) at 3 of 4 time steps, up to 25 % of the grid in one: no ash area is drawn there (maps, KML and GeoJSON say how much of the grid has no value) and /point answers them as missing",
+      ],
     ]);
+  });
+
+  it("a step with cells missing says how much of the grid has no value in its KML and GeoJSON, steps with every value say nothing", async () => {
+    // Band 0: 3 of 12 cells missing at steps 1 and 2, 1 of 12 at step 3; band 1 complete.
+    await writeRun((band, step, cell) => band === 0 && step >= 1 && cell < (step === 3 ? 1 : 3));
+    expect(runOf(await buildNow()).status).toBe("published");
+    const release = await readRelease(ws.distDir);
+    const resource = (band: string, step: number, extension: string) => {
+      const name = Object.keys(release.resources).find((n) => n.endsWith(`-${band}/${iso(Date.parse("2019-03-22T00:00:00Z") + (step + 1) * 3_600_000)}.${extension}`));
+      if (!name) throw new Error(`no ${extension} resource of ${band} at step ${step}`);
+      return release.resourceKey(name);
+    };
+    const kml = (band: string, step: number) => release.text(resource(band, step, "kml"));
+    const geoJson = async (band: string, step: number) => (await release.json(resource(band, step, "geojson"))) as { features: Array<{ geometry: unknown; properties: Record<string, unknown> }> };
+
+    const step1 = await kml("fl000-200", 1);
+    expect(step1).toContain("<description>No model value in 25 % of the grid: no ash area is drawn there.</description>");
+    expect(step1).toContain('<ExtendedData><Data name="missing"><value>No model value in 25 % of the grid</value></Data><Data name="missingShare"><value>0.25</value></Data></ExtendedData>');
+    expect(await kml("fl000-200", 3)).toContain('<Data name="missing"><value>No model value in 8.4 % of the grid</value></Data>'); // 1/12 = 8.33 %, rounded up
+    for (const [band, step] of [["fl000-200", 0], ["fl200-350", 1]] as const) expect(await kml(band, step)).not.toMatch(/No model value|missingShare/);
+
+    const noValue = (await geoJson("fl000-200", 2)).features.filter((f) => f.properties.kind === "no-value");
+    expect(noValue).toEqual([
+      { type: "Feature", geometry: null, properties: { kind: "no-value", band: "SFC/FL200", share: 0.25, text: "No model value in 25 % of the grid", time: "2019-03-22T03:00:00Z", end: "2019-03-22T04:00:00Z" } },
+    ]);
+    expect((await geoJson("fl000-200", 0)).features.filter((f) => f.properties.kind === "no-value")).toEqual([]);
+    // The whole run's GeoJSON: one such feature per step with missing cells.
+    const wholeRun = Object.keys(release.resources).find((n) => n.endsWith("-fl000-200.geojson"))!;
+    const whole = (await release.json(release.resourceKey(wholeRun))) as { features: Array<{ properties: Record<string, unknown> }> };
+    expect(whole.features.filter((f) => f.properties.kind === "no-value").map((f) => f.properties.time)).toEqual(["2019-03-22T02:00:00Z", "2019-03-22T03:00:00Z", "2019-03-22T04:00:00Z"]);
   });
 
   it("a flight-level variable the file lacks: published with the bands it has, and a warning naming the band left out", async () => {

@@ -44,14 +44,14 @@ const plume: ThresholdBand = { lower: 0.2, upper: 2, polygons: [{ outer: [[-20, 
 const core: ThresholdBand = { lower: 4, upper: null, polygons: [{ outer: [[-19.2, 60.8], [-19, 60.8], [-19, 61], [-19.2, 60.8]], holes: [] }] };
 const acrossDateLine: ThresholdBand = { lower: 2, upper: 4, polygons: [{ outer: [[179, 50], [181, 50], [181, 51], [179, 51], [179, 50]], holes: [] }] };
 
-const ashAreas = (bands: ThresholdBand[][], volcano?: { name: string; lat: number; lon: number }) =>
+const ashAreas = (bands: ThresholdBand[][], volcano?: { name: string; lat: number; lon: number }, missing: Array<number | undefined> = []) =>
   ashAreasGeoJson({
     name: "FL200/350 ash areas, run 2026-06-01T00:00:00Z",
     band: { id: "fl200-350", label: "FL200/350" },
     quantity: "6-hour maximum concentration",
     thresholds: [0.2, 2, 4],
     units: "mg/m³",
-    steps: bands.map((areas, t) => ({ time: `2026-06-01T0${t}:00:00Z`, end: `2026-06-01T0${t + 1}:00:00Z`, bands: areas })),
+    steps: bands.map((areas, t) => ({ time: `2026-06-01T0${t}:00:00Z`, end: `2026-06-01T0${t + 1}:00:00Z`, bands: areas, missingShare: missing[t] })),
     ...(volcano ? { volcano } : {}),
   });
 
@@ -60,21 +60,33 @@ describe("GeoJSON ash areas from model output", () => {
     expectValid(ashAreas([[plume, core], []], { name: "Hekla", lat: 63.98, lon: -19.7 }), AshAreasGeoJson, ashPublished, "Hekla");
     expectValid(ashAreas([[acrossDateLine]], { name: "Kiska", lat: 52.1, lon: 177.6 }), AshAreasGeoJson, ashPublished, "across 180°");
     expectValid(ashAreas([[]]), AshAreasGeoJson, ashPublished, "no ash, no volcano");
+    const withMissing = ashAreas([[plume], []], undefined, [0.032, 1 / 12]);
+    expect(withMissing.features.map((f) => f.properties.kind)).toEqual(["no-value", "ash", "no-value"]);
+    expectValid(withMissing, AshAreasGeoJson, ashPublished, "cells without a value");
   });
 
-  it("are refused when they break it: a longitude past 180, an open ring, an unknown class, a field added", () => {
+  it("are refused when they break it: a longitude past 180, an open ring, an unknown class, a field added, an ash area without geometry", () => {
     const good = ashAreas([[plume]]);
     const broken = [
       (doc: any) => (doc.features[0].geometry.coordinates[0][0][1][0] = 181),
       (doc: any) => doc.features[0].geometry.coordinates[0][0].splice(1, 2),
       (doc: any) => (doc.features[0].properties.class = "purple"),
       (doc: any) => (doc.features[0].properties.colour = "#ff0000"),
+      (doc: any) => (doc.features[0].geometry = null),
     ];
     for (const [i, breakIt] of broken.entries()) {
       const doc = structuredClone(good) as unknown;
       breakIt(doc);
       expect(AshAreasGeoJson.safeParse(doc).success, `zod, change ${i}`).toBe(false);
       expect(ashPublished(doc), `the published document, change ${i}`).toBe(false);
+    }
+    // A step's missing values: a share of the grid strictly between 0 and 1, and no geometry.
+    const missing = ashAreas([[]], undefined, [0.25]);
+    for (const breakIt of [(doc: any) => (doc.features[0].properties.share = 1), (doc: any) => (doc.features[0].geometry = { type: "Point", coordinates: [0, 0] })]) {
+      const doc = structuredClone(missing) as unknown;
+      breakIt(doc);
+      expect(AshAreasGeoJson.safeParse(doc).success).toBe(false);
+      expect(ashPublished(doc)).toBe(false);
     }
   });
 });

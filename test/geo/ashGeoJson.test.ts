@@ -38,7 +38,7 @@ describe("ashAreasGeoJson", () => {
       geometry: { type: "MultiPolygon", coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], [[0.25, 0.25], [0.75, 0.75], [0.75, 0.25], [0.25, 0.25]]]] },
       properties: { kind: "ash", quantity: "6-hour maximum concentration", band: "FL200/350", lower: 0.2, upper: 2, class: "low", units: "mg/m3", time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z" },
     });
-    expect(doc.features[2]!.geometry.coordinates).toEqual([[[[0.1235, 0.5], [0.2, 0.5], [0.2, 0.6], [0.1235, 0.5]]]]);
+    expect(doc.features[2]!.geometry!.coordinates).toEqual([[[[0.1235, 0.5], [0.2, 0.5], [0.2, 0.6], [0.1235, 0.5]]]]);
     expect(doc.features[2]!.properties).toMatchObject({ lower: 4, upper: null, class: "high", quantity: "6-hour maximum concentration" });
     expect(doc.quantity).toBe("6-hour maximum concentration");
   });

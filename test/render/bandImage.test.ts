@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
 import { bandImageLayout, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
+import { noAshNoteLines } from "../../src/render/draw.ts";
 import { packedPixels } from "../../src/render/palette.ts";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
@@ -125,6 +126,29 @@ describe("renderBandImage", () => {
     expect(pixels.countWhere(row, (p) => p[0] >= 250 && p[1] >= 250 && p[2] >= 250)).toBeGreaterThan(100);
   });
 
+  it("says how much of the grid has no value where the model has missing cells, in the panel only", async () => {
+    expect(noAshNoteLines(THRESHOLDS, undefined)).toEqual([{ text: "No ash above 0.2 mg/m³", bold: true }]);
+    expect(noAshNoteLines(THRESHOLDS, "No model value in 25 % of the grid")).toEqual([
+      { text: "No ash above 0.2 mg/m³", bold: true },
+      { text: "No model value in 25 % of the grid", bold: false },
+    ]);
+    for (const areas of [[], samplePlumeBands()[0]!.areas]) {
+      const plain = input("Exercise", areas);
+      const withMissing = input("Exercise", areas, { band: { label: "SFC/FL200", areas, missingShare: 0.25 } });
+      // As drawn, before the PNG's palette (chosen per image, so edges elsewhere may map to other entries).
+      const [a, b] = [plain, withMissing].map((i) => {
+        const drawn = drawBandImage(i);
+        return packedPixels(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+      });
+      const { panel, width } = bandImageLayout(plain);
+      const differs = (x: number, y: number) => a![y * width + x] !== b![y * width + x];
+      const inPanel = countDiffering(differs, panel);
+      const everywhere = countDiffering(differs, { x: 0, y: 0, w: width, h: a!.length / width });
+      expect(inPanel).toBeGreaterThan(500); // the note's box and text
+      expect(everywhere).toBe(inPanel); // banner, title, legend and attribution unchanged
+    }
+  });
+
   it("renders a box across the antimeridian", async () => {
     const areas: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(176, 50, -176, 54), holes: [] }] }];
     const i = input("Rehearsal", areas, { box: { north: 62, south: 44, east: -160, west: 150 }, volcano: { name: "Shiveluch", lat: 56.65, lon: 161.36 } });
@@ -133,3 +157,9 @@ describe("renderBandImage", () => {
     expect(pngSize(png)).toEqual({ width: layout.width, height: layout.height });
   });
 });
+
+function countDiffering(differs: (x: number, y: number) => boolean, rect: { x: number; y: number; w: number; h: number }): number {
+  let n = 0;
+  for (let y = rect.y; y < rect.y + rect.h; y++) for (let x = rect.x; x < rect.x + rect.w; x++) if (differs(x, y)) n++;
+  return n;
+}

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { LatLonBoxModel } from "../../src/contract/ashModel.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
-import { runMapLayout, renderRunMap, type RunMapInput } from "../../src/render/runMap.ts";
+import { drawRunMap, runMapLayout, renderRunMap, type RunMapInput } from "../../src/render/runMap.ts";
+import { packedPixels } from "../../src/render/palette.ts";
 import type { Rgb } from "../../src/render/style.ts";
 import { ashClasses, ASH_FILL_OPACITY, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
@@ -135,6 +136,28 @@ describe("renderRunMap", () => {
     const first = layout.panels[0]!;
     const row = { x: first.x + Math.round(first.w * 0.2), y: first.y + Math.round(first.h * 0.72) - 3, w: Math.round(first.w * 0.6), h: 6 };
     expect(withAsh.countWhere(row, white)).toBeLessThan(20);
+  });
+
+  it("says in a panel, and only in it, that the model had cells without a value at some times", () => {
+    const input: RunMapInput = { ...base, type: "Exercise", bands: threeBands(squareBands()) };
+    const layout = runMapLayout({ type: "Exercise", box: ICELAND_BOX, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 });
+    const pixelsOf = (bands: RunMapInput["bands"]) => {
+      const drawn = drawRunMap({ ...input, bands });
+      return packedPixels(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+    };
+    const plain = pixelsOf(input.bands);
+    // With ash (panel 0, text under its label) and without (panel 1, a second line under "No ash above 0.2 mg/m³").
+    const missing = pixelsOf(input.bands.map((band, i) => (i < 2 ? { ...band, worstMissingShare: 0.25 } : band)));
+    const differing = (rect: { x: number; y: number; w: number; h: number }) => {
+      let n = 0;
+      for (let y = rect.y; y < rect.y + rect.h; y++) for (let x = rect.x; x < rect.x + rect.w; x++) if (plain[y * layout.width + x] !== missing[y * layout.width + x]) n++;
+      return n;
+    };
+    const [first, second, third] = layout.panels as [typeof layout.panels[0], typeof layout.panels[0], typeof layout.panels[0]];
+    expect(differing(first)).toBeGreaterThan(300);
+    expect(differing(second)).toBeGreaterThan(300);
+    expect(differing(third)).toBe(0);
+    expect(differing({ x: 0, y: 0, w: layout.width, h: layout.height })).toBe(differing(first) + differing(second));
   });
 
   it("renders a box across the antimeridian, with ash on both sides of 180°", async () => {

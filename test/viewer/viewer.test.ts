@@ -5,7 +5,11 @@
  * is not), shows each run type's banner, works by keyboard and on a phone-sized screen. Screenshots are
  * saved in test-artifacts/viewer/. No timing is asserted: every wait is for a state of the page.
  */
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { noValueNote } from "../../src/contract/missingValues.ts";
+import { eemepCdl, ncgen } from "../model/helpers.ts";
 import type { AshModel } from "../../src/contract/ashModel.ts";
 import { colourDistance, launchBrowser, openPage, pagePoint, screenshot, screenshotWithProbe, untilDrawn, type Browser, type WatchedPage } from "./browser.ts";
 import { kmlPolygons, probeBetween, type AshPolygon, type Probe } from "./plume.ts";
@@ -302,6 +306,34 @@ describe("the viewer with nothing it can draw", () => {
       expect(await page.locator("#run option").count()).toBe(0);
     });
   });
+
+  it("says how much of the grid has no model value at a step, in the words of the maps and the KML, and never 'no ash' alone there", async () => {
+    const reftime = "2019-03-22T00:00:00Z";
+    const times = ["2019-03-22T01:00:00Z", "2019-03-22T02:00:00Z", "2019-03-22T03:00:00Z"];
+    await onSite(
+      async (site) => {
+        // SFC/FL200 on 3 × 4 cells: step 0 no ash (0.1 mg/m³) with 3 cells missing, step 1 ash with 3 missing, step 2 complete.
+        const value = (step: number, cell: number) => (step < 2 && cell < 3 ? "_" : step === 0 ? "100" : "900");
+        const data = Array.from({ length: 3 * 12 }, (_, k) => value(Math.floor(k / 12), k % 12)).join(", ");
+        const folder = path.join(site.runsDir, "2019-03-22-hekla");
+        await mkdir(folder, { recursive: true });
+        await ncgen(eemepCdl({ times: [1 / 24, 2 / 24, 3 / 24], fields: [{ name: "MAX6h_ASH_fl000-200", attributes: ['units = "ug/m3"', "_FillValue = -1.f"], data }] }), path.join(folder, "eemep_hour_20190322T000000.nc"), "nc4");
+        await rm(path.join(folder, "eemep_hour_20190322T000000.nc.cdl"), { force: true });
+        await writeFile(path.join(folder, "run.json"), JSON.stringify({ type: "Exercise", reftime, description: "Hekla: missing cells" }));
+      },
+      async ({ page }) => {
+        const note = async (time: string) => {
+          await page.goto(`${page.url().split("?")[0]}?reftime=${reftime}&band=${encodeURIComponent("SFC/FL200")}&time=${time}`);
+          await untilDrawn(page, reftime, "SFC/FL200", time);
+          return page.locator("#ash-note").textContent();
+        };
+        const missing = noValueNote(0.25); // the words of the KML and, without "no ash area is drawn there", of the maps
+        expect(await note(times[0]!)).toBe(`No ash above the lowest threshold where the model has values. ${missing}`);
+        expect(await note(times[1]!)).toBe(missing);
+        expect(await note(times[2]!)).toBe("");
+      },
+    );
+  }, 60_000);
 
   it("shows a run whose layers are all on other servers (WMS) with its banner, and never asks those servers", async () => {
     await onSite(

@@ -13,6 +13,7 @@ import { DEFAULT_THRESHOLDS_MG_M3, FLIGHT_LEVEL_BANDS, type ModelOutput } from "
 import { UserError, UserErrors } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
+import { gridShareText } from "../../contract/missingValues.ts";
 import type { Issues } from "../issues.ts";
 import { eachInOrder } from "../../flow/inOrder.ts";
 import { encodeBlocks, PointGridRecorder, stepCodes, type StepCodes } from "../pointGrids.ts";
@@ -100,7 +101,9 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
       pointGrid?.endBandWith((band) =>
         runStepTask("encodeBlocks", band, `${file.displayPath} (point grid of ${variable.name})`, async () => encodeBlocks(band), [band.codes.buffer as ArrayBuffer]).then((blocks) => blocks.map(bufferOf)),
       );
-      bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat) });
+      const { worstShare } = gaps[bands.length]!;
+      const maximumAreas = contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat);
+      bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: maximumAreas, ...(worstShare > 0 ? { worstMissingShare: worstShare } : {}) });
       current = undefined;
     }
   };
@@ -120,7 +123,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
         gaps[chunk.band]!.add(times[t]!, step.missing);
         if (step.codes) pointGrid?.addCodes(t, step.codes);
         ashExtent = extend(ashExtent, step.areas);
-        current!.steps.push({ time: times[t]!, end: stepEnd(times, t), areas: step.areas });
+        current!.steps.push({ time: times[t]!, end: stepEnd(times, t), areas: step.areas, ...(step.missing > 0 ? { missingShare: step.missing / cells } : {}) });
       });
     },
   );
@@ -166,8 +169,9 @@ class MissingValues {
 
 /**
  * A step where the model wrote no value at all would be drawn and answered as "no ash": an error, so that
- * the run keeps its last good version (all such variables named together). Cells missing here and there
- * are drawn as no ash and answered as missing: a warning, with how much.
+ * the run keeps its last good version (all such variables named together). Cells missing here and there:
+ * no ash area is drawn there, every output says how much of the grid has no value at that step
+ * (src/contract/missingValues.ts), /point answers them as missing; and a warning, with how much.
  */
 function reportMissingValues(variables: readonly string[], gaps: readonly MissingValues[], steps: number, where: string, issues: Issues): void {
   const empty = variables.flatMap((name, band) => {
@@ -186,7 +190,7 @@ function reportMissingValues(variables: readonly string[], gaps: readonly Missin
     if (partialSteps === 0) return;
     issues.warning(
       where,
-      `${name} has cells without a value (fill value or NaN) at ${partialSteps} of ${steps} time steps, up to ${(worstShare * 100).toPrecision(2)} % of the grid in one: maps draw no ash there and /point answers them as missing`,
+      `${name} has cells without a value (fill value or NaN) at ${partialSteps} of ${steps} time steps, up to ${gridShareText(worstShare)} of the grid in one: no ash area is drawn there (maps, KML and GeoJSON say how much of the grid has no value) and /point answers them as missing`,
       "check the model's output: a concentration is expected in every cell of its domain",
     );
   });

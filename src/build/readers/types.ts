@@ -90,10 +90,15 @@ export interface ModelBandAnalysis {
   variable: string;
   /** What the field is, e.g. `maximum of 6-hour mean ash concentration` (src/model/fieldMeaning.ts). */
   meaning: FieldMeaning;
-  /** Ash areas per time step; `end` is the next step's time (the last step lasts as long as the one before). */
-  steps: Array<{ time: string; end: string; areas: ThresholdBand[] }>;
+  /**
+   * Ash areas per time step; `end` is the next step's time (the last step lasts as long as the one before);
+   * `missingShare`, only where some cells have no value (fill value or NaN), the share of the grid they are.
+   */
+  steps: Array<{ time: string; end: string; areas: ThresholdBand[]; missingShare?: number }>;
   /** Ash areas of the maximum over all steps (the run's map). */
   maximum: ThresholdBand[];
+  /** The largest `missingShare` of any step, when one has cells without a value. */
+  worstMissingShare?: number;
 }
 
 /** What a model output file holds, read and checked in full once, contoured per band and step. */
