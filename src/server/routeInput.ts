@@ -69,8 +69,9 @@ export function parseRoute(body: unknown): RouteInput | QueryProblem {
     const text = coordTimes[i];
     const iso = typeof text === "string" ? normaliseInstant(text) : undefined;
     if (iso === undefined) return invalid(`properties.coordTimes[${i}] is not a date-time with a zone (e.g. 2026-06-01T06:00:00Z)`);
-    const ms = parseInstant(iso)!;
-    if (i > 0 && ms < timesMs[i - 1]!) return invalid(`properties.coordTimes[${i}] (${iso}) is before the time of the position before it`);
+    // From the text as sent: its fraction of a second counts in the order (the normalised form drops it).
+    const ms = parseInstant(text as string)!;
+    if (i > 0 && ms < timesMs[i - 1]!) return invalid(`properties.coordTimes[${i}] (${(text as string).slice(0, 40)}) is before the time of the position before it`);
     timesMs.push(ms);
   }
   return { positions, altitudesM, timesMs };

@@ -137,6 +137,7 @@ describe("bad bodies are refused, naming what is wrong", () => {
     ["coordTimes not times", feature(line, ["2019-03-22T13:00:00Z", "later"]), 422, /coordTimes\[1\] is not a date-time/],
     ["coordTimes without a zone", feature(line, ["2019-03-22T13:00:00Z", "2019-03-22T14:00:00"]), 422, /coordTimes\[1\]/],
     ["coordTimes going back", feature(line, ["2019-03-22T14:00:00Z", "2019-03-22T13:00:00Z"]), 422, /coordTimes\[1\] .* is before/],
+    ["coordTimes going back by less than a second", feature(line, ["2019-03-22T13:00:00.9Z", "2019-03-22T13:00:00.1Z"]), 422, /coordTimes\[1\] \(2019-03-22T13:00:00.1Z\) is before/],
     ["too many vertices", feature(Array.from({ length: MAX_ROUTE_VERTICES + 1 }, (_, i) => [-20 + i * 1e-4, 60, 9000])), 413, /at most 10000/],
   ];
   it.each(cases.map(([name, ...rest]) => [`${name} → ${rest[1]}`, ...rest] as const))("%s", async (_, body, status, detail) => {
