@@ -53,6 +53,35 @@ export function arcInterpolator(a: Position, b: Position): (f: number) => Positi
   };
 }
 
+/**
+ * The largest |latitude| along the shorter great-circle arc from a to b, in degrees: an end, or the arc's
+ * northernmost or southernmost point (where the circle turns) when that lies between them.
+ *
+ * @example farthestFromEquator([0, 60], [180, 60]) // 90: the arc goes over the pole
+ */
+export function farthestFromEquator(a: Position, b: Position): number {
+  let farthest = Math.max(Math.abs(a[1]), Math.abs(b[1]));
+  const u = toVector(a);
+  const v = toVector(b);
+  const n = cross(u, v);
+  const length = Math.hypot(...n);
+  if (length < 1e-12) return farthest; // the same place (antipodes have no arc of their own)
+  // The circle's turning points: the pole's direction less its part along the circle's normal.
+  const nz = n[2] / length;
+  const turn: Vector = [(-nz * n[0]) / length, (-nz * n[1]) / length, 1 - nz * nz];
+  const size = Math.hypot(...turn);
+  if (size < 1e-12) return farthest; // the circle is the equator
+  for (const sign of [1, -1]) {
+    const p: Vector = [(sign * turn[0]) / size, (sign * turn[1]) / size, (sign * turn[2]) / size];
+    // Between a and b when a→p and p→b both turn the way a→b does.
+    if (dot(cross(u, p), n) >= 0 && dot(cross(p, v), n) >= 0) farthest = Math.max(farthest, Math.abs(Math.asin(Math.min(1, p[2]))) / DEG);
+  }
+  return farthest;
+}
+
+const cross = (a: Vector, b: Vector): Vector => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const dot = (a: Vector, b: Vector): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+
 /** Mean Earth radius (IUGG), for distances reported in kilometres. */
 export const EARTH_RADIUS_KM = 6371.0088;
 export const arcToKm = (degrees: number): number => degrees * DEG * EARTH_RADIUS_KM;

@@ -55,6 +55,10 @@ export class ServedGrid {
   /** Step instants in ms, and the end of the last step. */
   readonly timesMs: number[];
   readonly endMs: number;
+  /** The shortest step: a route sampled at least this often in time reads every step it flies through. */
+  readonly shortestStepMs: number;
+  /** The largest |y| (latitude, or rotated latitude) of the domain, to its outer cells' edge. */
+  readonly farthestY: number;
   readonly file: string;
   readonly #opened: OpenedPointGrid;
   readonly #fileBytes: number;
@@ -78,6 +82,9 @@ export class ServedGrid {
     this.spacing = smallestSpacing(opened.header.geometry);
     this.timesMs = opened.header.times.map((time) => parseInstant(time)!);
     this.endMs = parseInstant(opened.header.end)!;
+    this.shortestStepMs = Math.min(...this.timesMs.map((ms, t) => (this.timesMs[t + 1] ?? this.endMs) - ms));
+    const ys = opened.header.geometry.y;
+    this.farthestY = Math.max(Math.abs(ys[0]!), Math.abs(ys[ys.length - 1]!)) + this.spacing.dy;
     this.#blocksX = Math.ceil(opened.header.nx / opened.header.block);
     this.#perBand = blockCount(opened.header);
     this.#slotCodes = new Uint16Array(DECODED_SLOTS * opened.header.times.length);

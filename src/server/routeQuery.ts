@@ -14,7 +14,7 @@ import { classOf } from "../contract/ashClasses.ts";
 import type { Encounter, ModelRoute, RouteAnswer, RoutePoint, Stretch } from "../contract/queries.ts";
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../geo/flightLevel.ts";
-import { arcBetween, arcInterpolator, arcToKm } from "../geo/greatCircle.ts";
+import { arcBetween, arcInterpolator, arcToKm, farthestFromEquator } from "../geo/greatCircle.ts";
 import { gridCoordinates, halfCellArcDegrees } from "../geo/gridCells.ts";
 import { formatInstant } from "../time/instant.ts";
 import type { ServedGrid } from "./pointGrids.ts";
@@ -40,17 +40,26 @@ interface Segment {
   samples: number;
 }
 
-/** How many samples each segment takes on this grid. */
+/**
+ * How many samples each segment takes on this grid: at most half a cell apart where the segment is in the
+ * domain (its cells narrowest at its largest |y| there, the arc's own in the grid's frame, as a rotation keeps
+ * great circles), and, with times, at most one step apart within the forecast, so that a hold or a slow stretch
+ * reads every step it lasts through. Samples are spread evenly in distance and time alike (both are linear
+ * along a segment).
+ */
 function plan(route: RouteInput, grid: ServedGrid): { segments: Segment[]; total: number; stepArc: number } {
   const segments: Segment[] = [];
   let total = 1;
   let stepArc = 0;
-  const gridY = route.positions.map(([lon, lat]) => Math.abs(gridCoordinates(grid.header.geometry, lon, lat)[1]));
+  const inGrid = route.positions.map(([lon, lat]) => gridCoordinates(grid.header.geometry, lon, lat));
+  const { timesMs } = route;
+  const start = grid.timesMs[0]!;
   for (let i = 0; i + 1 < route.positions.length; i++) {
     const arc = arcBetween(route.positions[i]!, route.positions[i + 1]!);
-    // A great circle rises at most half its length above its higher end.
-    const step = halfCellArcDegrees(grid.spacing, Math.max(gridY[i]!, gridY[i + 1]!) + arc / 2);
-    const samples = Math.max(1, Math.ceil(arc / step));
+    const farthestY = Math.min(grid.farthestY, farthestFromEquator(inGrid[i]!, inGrid[i + 1]!));
+    const inSpace = Math.ceil(arc / halfCellArcDegrees(grid.spacing, farthestY));
+    const flown = timesMs ? Math.max(0, Math.min(timesMs[i + 1]!, grid.endMs) - Math.max(timesMs[i]!, start)) : 0;
+    const samples = Math.max(1, inSpace, Math.ceil(flown / grid.shortestStepMs));
     stepArc = Math.max(stepArc, arc / samples);
     segments.push({ arc, samples });
     total += samples;

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { ModelRoute, RouteAnswer } from "../../src/contract/queries.ts";
 import { answerRoute, MAX_ROUTE_SAMPLES } from "../../src/server/routeQuery.ts";
 import type { RouteInput } from "../../src/server/routeInput.ts";
+import { arcToKm, interpolateArc } from "../../src/geo/greatCircle.ts";
 import { axis, testGrid } from "./routeGrid.ts";
 
 const T = (hh: string) => `2026-01-01T${hh}Z`;
@@ -102,6 +103,43 @@ describe("routes that miss it", () => {
   it("on FL200 exactly, the edge of two bands: both count, so the plume above is met", () => {
     const edge = only(answerRoute("r", [grid], route([[175, 50], [-175, 50]], 6096, [T("02:00:00"), T("03:00:00")])));
     expect(edge.encounters).toHaveLength(1);
+  });
+});
+
+describe("time along the route: every step a stretch lasts through is read", () => {
+  it("a hold over the plume from 00:00 to 03:30 (no distance flown) meets it at its step, 02:00–03:00", () => {
+    const hold = only(answerRoute("r", [grid], route([[180, 50], [180, 50]], FL300, [T("00:00:00"), T("03:30:00")])));
+    expect(hold.encounters).toHaveLength(1);
+    expect(hold.encounters![0]).toMatchObject({ band: "FL200-350", class: "medium" });
+    expect(ms(hold.encounters![0]!.entry.time!)).toBeGreaterThanOrEqual(ms(T("02:00:00")));
+    expect(ms(hold.encounters![0]!.exit.time!)).toBeLessThan(ms(T("03:00:00")));
+    // At most one step apart within the forecast (4 hours, 1 h steps), and beyond it no more than needed.
+    expect(hold.samples).toBeGreaterThanOrEqual(5);
+    expect(hold.samples).toBeLessThanOrEqual(6);
+  });
+
+  it("a slow stretch of one cell, flown over four hours, meets the plume's step too", () => {
+    const slow = only(answerRoute("r", [grid], route([[179.9, 50], [180.1, 50]], FL300, [T("00:00:00"), T("04:00:00")])));
+    expect(slow.encounters).toHaveLength(1);
+  });
+});
+
+describe("the sampling step follows the latitudes the route reaches in the domain", () => {
+  // A 0.1° grid over the North Atlantic and Europe (as the full-size EEMEP run), one step.
+  const europe = testGrid({ lon: axis(-45, 0.1, 800), lat: axis(30, 0.1, 450), times: [T("00:00:00")], end: T("01:00:00"), value: () => 0 });
+
+  it("Tokyo–London in one segment (9,600 km, up to ~67°N on the way) is answered, sampled half a cell apart there and not far closer", () => {
+    const tokyoLondon = only(answerRoute("r", [europe], route([[139.7, 35.7], [-0.1, 51.5]], FL300)));
+    // The narrowest cells the route crosses in the domain are at the highest latitude it reaches there.
+    let highest = 0;
+    for (let i = 0; i <= 20_000; i++) {
+      const [lon, lat] = interpolateArc([139.7, 35.7], [-0.1, 51.5], i / 20_000);
+      if (lon >= -45.05 && lon <= 34.95 && lat >= 29.95 && lat <= 74.95) highest = Math.max(highest, Math.abs(lat));
+    }
+    const halfCellKm = arcToKm(0.05 * Math.cos((highest * Math.PI) / 180));
+    expect(tokyoLondon.sampling_km).toBeLessThanOrEqual(halfCellKm);
+    expect(tokyoLondon.sampling_km).toBeGreaterThan(halfCellKm * 0.8);
+    expect(tokyoLondon.samples).toBeLessThan(6_000);
   });
 });
 
