@@ -68,13 +68,26 @@ export const ModelRoute = z.strictObject({
   sampling_km: z.number().describe("Largest distance between samples: half the smallest grid cell where the route goes"),
   samples: z.number().int(),
   highest: RoutePoint.extend({ value: Mg, class: AshClassId, band: BandName }).nullable().describe("The highest concentration met (without times: at any step)"),
-  bands: z.array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: AshClassId })),
+  bands: z
+    .array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: AshClassId }))
+    .describe("Per band, the highest value met; null with class `none` when the route never flew in the band, `missing` when it did only where the model gave no value"),
   encounters: z.array(Encounter).optional().describe("With coordTimes: each stretch at or above the lowest threshold"),
   steps: z
-    .array(z.strictObject({ time: Instant, value: Mg.nullable(), class: AshClassId, band: BandName.nullable(), lon: z.number().nullable(), lat: z.number().nullable() }))
+    .array(
+      z.strictObject({
+        time: Instant,
+        value: Mg.nullable(),
+        class: AshClassId,
+        band: BandName.nullable(),
+        lon: z.number().nullable(),
+        lat: z.number().nullable(),
+        missing_share: z.number().gt(0).lt(1).optional().describe("The share of the grid cells met along the path (per band) without a model value at this step (fill value or NaN), when some are: value is the highest of the others"),
+      }),
+    )
     .optional()
     .describe("Without coordTimes: per step, the highest value anywhere along the path at its flight levels; value null and class `missing` at a step where nothing along the path is known (all of it outside the domain or above the bands, or the model's values missing there), never a 0 that would read as clear"),
   outside_domain: z.array(Stretch).describe("Stretches outside the model's domain: nothing is known there"),
+  missing_values: z.array(Stretch).optional().describe("With coordTimes: stretches where the model gave no value (fill value or NaN) in a band of the level flown at the step flown: nothing is known there, never read as clear"),
   outside_forecast: z.array(Stretch).describe("Stretches flown before the first step or after the last one ends"),
   above_bands: z.array(Stretch).describe("Stretches above the model's highest flight-level band"),
 });

@@ -121,8 +121,11 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
   const { header } = grid;
   const bandInfo = header.bands.map((band) => ({ band: bandName(band.lowerFl, band.upperFl), label: band.label, lower_fl: band.lowerFl, upper_fl: band.upperFl }));
   const bandHighest: number[] = header.bands.map(() => -1);
+  // Bands met where the model gave no value: "missing" when nothing else of them is known.
+  const bandMissing: boolean[] = header.bands.map(() => false);
   const lowest = grid.classes[0]!.lower;
   const outsideDomain = new Stretches();
+  const missingValues = new Stretches();
   const outsideForecast = new Stretches();
   const aboveBands = new Stretches();
   const encounters: Encounter[] = [];
@@ -136,6 +139,7 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
   let lastMemo = -1;
   let value = -1;
   let valueBand = 0;
+  let valueMissing = false;
   walk(route, segments, (lon, lat, altitudeM, ms, km) => {
     const fl = flightLevel(altitudeM);
     const point = (): RoutePoint => ({ lon: round(lon, 5), lat: round(lat, 5), fl: round(fl, 1), km: round(km, 3), ...(ms !== undefined ? { time: formatInstant(Math.round(ms)) } : {}) });
@@ -146,6 +150,7 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
     aboveBands.mark(bands.length === 0, point);
     outsideForecast.mark(timed && step === -1, point);
     if (place === undefined || bands.length === 0 || step === -1) {
+      if (timed) missingValues.mark(false, point);
       open = undefined;
       return;
     }
@@ -164,9 +169,13 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
       lastMemo = memo;
       value = -1;
       valueBand = bands[0]!;
+      valueMissing = false;
       for (const b of bands) {
         const code = grid.placeCode(b, place, step);
-        if (code === MISSING_CODE) continue;
+        if (code === MISSING_CODE) {
+          valueMissing = bandMissing[b] = true;
+          continue;
+        }
         const v = decodeConcentration(code);
         if (v > bandHighest[b]!) bandHighest[b] = v;
         if (v > value) {
@@ -175,6 +184,8 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
         }
       }
     }
+    // A band of this level without a value here: said as a stretch, never read as clear air.
+    missingValues.mark(valueMissing, point);
     if (value > (highest?.value ?? -1)) highest = { ...point(), value, class: classOf(value, grid.classes)?.id ?? "none", band: bandInfo[valueBand]!.band };
     if (value >= lowest) {
       const here = point();
@@ -202,21 +213,28 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
     outside_forecast: outsideForecast.list,
     above_bands: aboveBands.list,
   };
-  if (timed) result.encounters = encounters;
-  else result.steps = perStep(grid, pairs, bandHighest, bandInfo, (h) => (highest = h));
+  if (timed) {
+    result.encounters = encounters;
+    result.missing_values = missingValues.list;
+  } else result.steps = perStep(grid, pairs, bandHighest, bandMissing, bandInfo, (h) => (highest = h));
   result.highest = highest;
   result.bands = bandInfo.map((info, b) => {
     const value = bandHighest[b]!;
-    return { ...info, highest: value < 0 ? null : value, class: value < 0 ? "none" : (classOf(value, grid.classes)?.id ?? "none") };
+    if (value < 0) return { ...info, highest: null, class: bandMissing[b] ? "missing" : "none" };
+    return { ...info, highest: value, class: classOf(value, grid.classes)?.id ?? "none" };
   });
   return result;
 }
 
-/** Per step, the highest value over the (band, cell) pairs the path meets; the highest of each band on the way. */
+/**
+ * Per step, the highest value over the (band, cell) pairs the path meets, and the share of them without a value
+ * when some are; the highest of each band on the way, and which bands were met where the model gave no value.
+ */
 function perStep(
   grid: ServedGrid,
   pairs: Map<number, Pair>,
   bandHighest: number[],
+  bandMissing: boolean[],
   bandInfo: ReadonlyArray<{ band: string }>,
   setHighest: (h: NonNullable<ModelRoute["highest"]>) => void,
 ): NonNullable<ModelRoute["steps"]> {
@@ -224,11 +242,16 @@ function perStep(
   const best = new Int32Array(steps).fill(-1);
   const where: Array<Pair | undefined> = new Array(steps);
   const bandBest = new Int32Array(bandHighest.length).fill(-1);
+  const missingAt = new Int32Array(steps);
   for (const pair of pairs.values()) {
     const codes = grid.series(pair.band, pair);
     for (let t = 0; t < steps; t++) {
       const code = codes[t]!;
-      if (code === MISSING_CODE) continue;
+      if (code === MISSING_CODE) {
+        missingAt[t]!++;
+        bandMissing[pair.band] = true;
+        continue;
+      }
       if (code > bandBest[pair.band]!) bandBest[pair.band] = code;
       if (code > best[t]!) {
         best[t] = code;
@@ -247,7 +270,9 @@ function perStep(
     const value = decodeConcentration(best[t]!);
     const cls = classOf(value, grid.classes)?.id ?? "none";
     if (!top || value > top.value) top = { ...found.point, time, value, class: cls, band: bandInfo[found.band]!.band };
-    return { time, value, class: cls, band: bandInfo[found.band]!.band, lon: found.point.lon, lat: found.point.lat };
+    const answer = { time, value, class: cls, band: bandInfo[found.band]!.band, lon: found.point.lon, lat: found.point.lat };
+    // Part of the path unknown at this step: the highest is of the rest only, and says so.
+    return missingAt[t]! > 0 ? { ...answer, missing_share: round(missingAt[t]! / pairs.size, 4) } : answer;
   });
   if (top) setHighest(top);
   return result;

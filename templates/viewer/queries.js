@@ -10,7 +10,8 @@
 /** @typedef {{ model: string, label: string, band: string, steps: PointStep[] }} PointSeries */
 /** @typedef {{ lon: number, lat: number, fl: number, km: number, time?: string }} RoutePoint */
 /** @typedef {{ band: string, class: string, highest: number, entry: RoutePoint, exit: RoutePoint }} Encounter */
-/** @typedef {{ model: string, encounters?: Encounter[], steps?: { time: string, value: number | null, class: string, band: string | null }[], outside_domain: unknown[], outside_forecast: unknown[], above_bands: unknown[] }} ModelRoute */
+/** @typedef {{ from: RoutePoint, to: RoutePoint }} Stretch */
+/** @typedef {{ model: string, encounters?: Encounter[], steps?: { time: string, value: number | null, class: string, band: string | null, missing_share?: number }[], outside_domain: unknown[], outside_forecast: unknown[], above_bands: unknown[], missing_values?: Stretch[] }} ModelRoute */
 /** @typedef {{ reftime: () => string | undefined, band: () => string | undefined, time: () => string | undefined }} Shown */
 
 const ashQueries = (() => {
@@ -149,11 +150,17 @@ const ashQueries = (() => {
           items.push(item(`${e.band} ${e.class} up to ${mg(e.highest)}: ${e.entry.time ? formatTime(e.entry.time) : ""} at ${e.entry.km.toFixed(0)} km to ${e.exit.time ? formatTime(e.exit.time) : ""} at ${e.exit.km.toFixed(0)} km (FL${Math.round(e.entry.fl)})`, `class-${e.class}`));
         }
         let unknown = 0;
+        let partly = 0;
         for (const s of model.steps ?? []) {
           if (s.value === null) unknown++;
           else if (s.class !== "none") items.push(item(`${formatTime(s.time)}: up to ${mg(s.value)} (${s.class}) in ${s.band}`, `class-${s.class}`));
+          if (s.missing_share !== undefined) partly++;
         }
         if (unknown) items.push(item(`${model.model}: nothing is known along the route at ${unknown} of ${model.steps?.length} steps.`));
+        if (partly) items.push(item(`${model.model}: the model has no value along part of the route at ${partly} of ${model.steps?.length} steps (nothing known there).`));
+        // Where the model gave no value on a timed route: drawn grey and said, never left to read as clear.
+        for (const gap of model.missing_values ?? []) L.polyline([onRoute(gap.from), onRoute(gap.to)], { color: "#6c757d", weight: 6, dashArray: "6 6", interactive: false }).addTo(routeLayer);
+        if (model.missing_values?.length) items.push(item(`${model.model}: the model has no value along part of the route (nothing known there).`));
         if (model.outside_domain.length) items.push(item(`${model.model}: part of the route is outside the model's domain (nothing known there).`));
         if (model.outside_forecast.length) items.push(item(`${model.model}: part of the flight is outside the forecast's times.`));
         if (model.above_bands.length) items.push(item(`${model.model}: part of the route is above FL550, the highest band.`));

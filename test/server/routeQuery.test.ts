@@ -163,6 +163,56 @@ describe("leaving the domain and the forecast", () => {
   });
 });
 
+describe("where the model gave no value", () => {
+  // The same grid, but FL200/350 has no value (NaN: the fill value) at the cells centred 172 … 174 °E, every step.
+  const gappy = testGrid({
+    lon: axis(170, 0.5, 41),
+    lat: axis(40, 0.5, 41),
+    times: [T("00:00:00"), T("01:00:00"), T("02:00:00"), T("03:00:00")],
+    end: T("04:00:00"),
+    value: (b, t, lon, lat) => (b === 1 && lon >= 172 && lon <= 174 ? Number.NaN : b === 1 && t === 2 && lon >= 179 && lon <= 181 && lat >= 49 && lat <= 51 ? 3 : 0),
+  });
+
+  it("a timed route through the gap lists it as a stretch, from the first sample where every centre around is missing to the last", () => {
+    const through = only(answerRoute("r", [gappy], route([[170.5, 50], [177, 50]], FL300, [T("02:00:00"), T("03:00:00")])));
+    expect(through.missing_values).toHaveLength(1);
+    const [gap] = through.missing_values!;
+    const spacingDeg = through.sampling_km / 111.2 / Math.cos((50.1 * Math.PI) / 180);
+    expect(gap!.from.lon).toBeGreaterThanOrEqual(172);
+    expect(gap!.from.lon).toBeLessThanOrEqual(172 + spacingDeg);
+    expect(gap!.to.lon).toBeLessThanOrEqual(174);
+    expect(gap!.to.lon).toBeGreaterThanOrEqual(174 - spacingDeg);
+    expect(through.bands[1]).toMatchObject({ band: "FL200-350", highest: 0, class: "none" }); // known, and clear, on either side
+    expect(through.encounters).toEqual([]);
+  });
+
+  it("a route wholly in the gap: nothing known, said as missing, not as clear", () => {
+    const inside = only(answerRoute("r", [gappy], route([[172.2, 50], [173.8, 50]], FL300, [T("02:00:00"), T("03:00:00")])));
+    expect(inside.missing_values).toEqual([{ from: expect.objectContaining({ lon: 172.2 }), to: expect.objectContaining({ lon: 173.8 }) }]);
+    expect(inside.highest).toBeNull();
+    expect(inside.bands[1]).toMatchObject({ highest: null, class: "missing" });
+    expect(inside.bands[0]).toMatchObject({ highest: null, class: "none" }); // not flown in
+    // Without times: every step unknown; partly in the gap, each step says how much of what the path met is unknown.
+    const untimed = only(answerRoute("r", [gappy], route([[172.2, 50], [173.8, 50]], FL300)));
+    expect(untimed.steps!.map((s) => [s.value, s.class])).toEqual(gappy.header.times.map(() => [null, "missing"]));
+    expect(untimed.bands[1]).toMatchObject({ highest: null, class: "missing" });
+    expect(untimed.missing_values).toBeUndefined();
+    const partly = only(answerRoute("r", [gappy], route([[171, 50], [175, 50]], FL300)));
+    for (const step of partly.steps!) {
+      expect(step.value).toBe(0);
+      expect(step.missing_share).toBeGreaterThan(0.4);
+      expect(step.missing_share).toBeLessThan(0.7);
+    }
+  });
+
+  it("a route clear of the gap says nothing of it", () => {
+    const clear = only(answerRoute("r", [gappy], route([[175, 50], [-175, 50]], FL300, [T("02:00:00"), T("03:00:00")])));
+    expect(clear.missing_values).toEqual([]);
+    expect(clear.encounters).toHaveLength(1);
+    expect(only(answerRoute("r", [gappy], route([[175, 50], [-175, 50]], FL300))).steps!.every((s) => s.missing_share === undefined)).toBe(true);
+  });
+});
+
 describe("without times: when is this route clear?", () => {
   it("per step, the highest value anywhere along the path at its levels", () => {
     const steps = only(answerRoute("r", [grid], route([[175, 50], [-175, 50]], FL300))).steps!;

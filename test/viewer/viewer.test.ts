@@ -307,9 +307,10 @@ describe("the viewer with nothing it can draw", () => {
     });
   });
 
-  it("says how much of the grid has no model value at a step, in the words of the maps and the KML, and never 'no ash' alone there", async () => {
+  it("says how much of the grid has no model value at a step, in the words of the maps and the KML, and never 'no ash' alone there, nor for a route through it", async () => {
     const reftime = "2019-03-22T00:00:00Z";
     const times = ["2019-03-22T01:00:00Z", "2019-03-22T02:00:00Z", "2019-03-22T03:00:00Z"];
+    let flightFile = "";
     await onSite(
       async (site) => {
         // SFC/FL200 on 3 × 4 cells: step 0 no ash (0.1 mg/m³) with 3 cells missing, step 1 ash with 3 missing, step 2 complete.
@@ -320,9 +321,13 @@ describe("the viewer with nothing it can draw", () => {
         await ncgen(eemepCdl({ times: [1 / 24, 2 / 24, 3 / 24], fields: [{ name: "MAX6h_ASH_fl000-200", attributes: ['units = "ug/m3"', "_FillValue = -1.f"], data }] }), path.join(folder, "eemep_hour_20190322T000000.nc"), "nc4");
         await rm(path.join(folder, "eemep_hour_20190322T000000.nc.cdl"), { force: true });
         await writeFile(path.join(folder, "run.json"), JSON.stringify({ type: "Exercise", reftime, description: "Hekla: missing cells" }));
+        const flight = { type: "Feature", geometry: { type: "LineString", coordinates: [[-20, 60, 3048], [-18, 60, 3048]] }, properties: { coordTimes: ["2019-03-22T01:00:00Z", "2019-03-22T01:50:00Z"] } };
+        flightFile = path.join(site.root, "through-the-gap.geojson");
+        await writeFile(flightFile, JSON.stringify(flight));
       },
       async ({ page }) => {
         const note = async (time: string) => {
+          await page.waitForLoadState("networkidle"); // a new address would abort a step still loading
           await page.goto(`${page.url().split("?")[0]}?reftime=${reftime}&band=${encodeURIComponent("SFC/FL200")}&time=${time}`);
           await untilDrawn(page, reftime, "SFC/FL200", time);
           return page.locator("#ash-note").textContent();
@@ -331,6 +336,12 @@ describe("the viewer with nothing it can draw", () => {
         expect(await note(times[0]!)).toBe(`No ash above the lowest threshold where the model has values. ${missing}`);
         expect(await note(times[1]!)).toBe(missing);
         expect(await note(times[2]!)).toBe("");
+        // A flight along the row without values (60°N, 20–18°W) at 01:00–01:50: the route list says so, not "no ash".
+        await page.locator("#route-file").setInputFiles(flightFile);
+        await page.waitForFunction("document.body.dataset.route !== undefined", undefined, { timeout: 20_000 });
+        const items = await page.locator("#route-list li").allTextContents();
+        expect(items).toContain("EEMEP: the model has no value along part of the route (nothing known there).");
+        expect(items.some((text) => /^No ash/.test(text))).toBe(false);
       },
     );
   }, 60_000);
