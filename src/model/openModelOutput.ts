@@ -450,8 +450,8 @@ function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): Float32Ar
   const { scale, offset, factor, fills } = variable;
   if (fills.length > 4) return undefined;
   const [fill1 = Number.NaN, fill2 = Number.NaN, fill3 = Number.NaN, fill4 = Number.NaN] = fills;
-  // 0 converts to 0 (and -0 to 0): left as the new array has it, unless 0 is a fill value.
-  const skipZero = !fills.includes(0);
+  // 0 converts to 0 (and -0 to 0) when nothing is added to it: left as the new array has it, unless 0 is a fill value.
+  const skipZero = offset === 0 && !fills.includes(0);
   const field = new Float32Array(raw.length);
   for (let k = 0; k < raw.length; k++) {
     const value = raw[k]!;

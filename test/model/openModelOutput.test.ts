@@ -234,6 +234,22 @@ describe.skipIf(!HAS_NETCDF_BIN)(`files written by netCDF-C (ncgen)${HAS_NETCDF_
     }
   }
 
+  it("adds a float field's add_offset to its zero cells too (they are not skipped as 0 → 0)", async () => {
+    const data = Array.from({ length: 2 * cells }, (_, k) => (k % 3 === 0 ? 0 : 500)).join(", ");
+    const file = await ncgen(
+      eemepCdl({ fields: [{ name: "MAX6h_ASH_fl000-200", attributes: ['units = "ug/m3"', "add_offset = 1000.f", "_FillValue = -1.f"], data }] }),
+      path.join(await tempDir(), "offset.nc"),
+      "nc4",
+    );
+    const output = await openModelOutput(file, "run/offset.nc");
+    try {
+      const field = await output.readField("MAX6h_ASH_fl000-200", 0);
+      expect([...field.slice(0, 3)]).toEqual([1, 1.5, 1.5]);
+    } finally {
+      output.close();
+    }
+  });
+
   it("reads NetCDF-3 classic", async () => {
     const file = await ncgen(eemepCdl({ fields: fields(false) }), path.join(await tempDir(), "classic.nc"), "classic");
     await expectSmallFile(file, "run/classic.nc");
