@@ -44,4 +44,27 @@ describe.skipIf(!HAS_NETCDF_BIN)(`several problems in one model output${HAS_NETC
     expect(errors.map((e) => e.fix)).toEqual([expect.stringMatching(/give MAX6h_ASH_fl000-200 its units/), expect.stringMatching(/mass concentration ashcast knows/)]);
     expect(result.report.runs.find((r) => r.folder === "good-kml")!.status).toBe("published");
   });
+
+  it("a .nc file that is not NetCDF (an error page, an empty copy) is an error naming it: the run keeps its last good version with the model output", async () => {
+    const folder = path.join(ws.runsDir, "2019-03-22-hekla");
+    const file = path.join(folder, "eemep_hour_20190322T000000.nc");
+    await mkdir(folder, { recursive: true });
+    const data = Array.from({ length: 2 * 3 * 4 }, () => "300").join(", ");
+    const fields = ["MAX6h_ASH_fl000-200", "MAX6h_ASH_fl200-350", "MAX6h_ASH_fl350-550"].map((name) => ({ name, attributes: ['units = "ug/m3"'], data }));
+    await ncgen(eemepCdl({ fields }), file, "nc4");
+    await rm(`${file}.cdl`, { force: true });
+    await writeFile(path.join(folder, "run.json"), `${JSON.stringify({ type: "Exercise", reftime: "2019-03-22T00:00:00Z", description: "Hekla: test run" })}\n`);
+    const buildNow = () => build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock("2024-06-01T08:00:00Z") });
+    expect((await buildNow()).report.runs[0]!.status).toBe("published");
+
+    for (const [bytes, start] of [["<html>404 Not Found</html>", /it starts with .*<html>/], ["", /it starts with nothing|empty/]] as const) {
+      await writeFile(file, bytes);
+      const run = (await buildNow()).report.runs.find((r) => r.folder === "2019-03-22-hekla")!;
+      expect(run.status).toBe("kept-last-good");
+      const errors = run.issues.filter((issue) => issue.severity === "error");
+      expect(errors.map((e) => e.file)).toEqual(["2019-03-22-hekla/eemep_hour_20190322T000000.nc"]);
+      expect(errors[0]!.message).toMatch(/^not a NetCDF file/);
+      expect(errors[0]!.message).toMatch(start);
+    }
+  });
 });
