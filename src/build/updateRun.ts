@@ -8,7 +8,7 @@ import path from "node:path";
 import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, type Artefact, type RunArtefacts } from "../contract/releaseIndex.ts";
 import { sortKeys } from "../formats/sortKeys.ts";
 import { compactInstant } from "../time/instant.ts";
-import { jsonBody, startCompressing, writeArtefacts } from "./artefacts.ts";
+import { jsonBody, startCompressing, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { runPngKey } from "./artefactNames.ts";
 import type { RunBuild, RunState } from "./buildState.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
@@ -45,21 +45,23 @@ export async function updateRun(
   if (unchanged && !settings.forced) return prior;
   rebuilding(unchanged ? "an operator asked for a rebuild" : whyRebuild(run, prior, priorFiles));
 
-  const { issues, assembled } = await validateRun(run, settings);
+  let read: Awaited<ReturnType<typeof validateRun>>;
+  let drafts: ArtefactDraft[] = [];
+  try {
+    read = await validateRun(run, settings);
+    if (read.assembled) drafts = await renderRun(read.assembled, RUN_RENDERERS, startCompressing);
+  } catch (error) {
+    // A file or the folder went away while being read (renamed, withdrawn): this run waits, the others publish.
+    if (vanished(error)) return changedWhileRead(run, prior);
+    throw error;
+  }
+  const { issues, assembled } = read;
   const base: RunState = { inputs, waiting: false, issues: issues.list, ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}) };
   if (!assembled) return base;
 
   const reftime = assembled.model.meta.reftime;
-  const drafts = await renderRun(assembled, RUN_RENDERERS, startCompressing);
-  if (!(await unchangedSinceScan(run))) {
-    // Its inputs hash no longer names what was read: build it again once the files are still.
-    return {
-      inputs: "",
-      waiting: true,
-      issues: [{ severity: "warning", file: run.folder, message: "files changed while they were being read", fix: "nothing to do: the run is built again from its new files" }],
-      ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
-    };
-  }
+  // Its inputs hash no longer names what was read: build it again once the files are still.
+  if (!(await unchangedSinceScan(run))) return changedWhileRead(run, prior);
   // Same inputs make the same directory name; a requested rebuild must not trust what is there.
   const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}${settings.forced ? `-${randomBytes(4).toString("hex")}` : ""}`;
   const dirFromDist = path.posix.join(RUNS_DIR, dirName);
@@ -80,6 +82,27 @@ export async function updateRun(
     ...(assembled.volcano ? { volcano: { name: assembled.volcano.name, lat: assembled.volcano.lat, lon: assembled.volcano.lon } } : {}),
   };
   return { ...base, current };
+}
+
+/** A run whose files changed or went away while they were read: waiting for the next build, its last good version kept. */
+function changedWhileRead(run: ScannedRun, prior: RunState | undefined): RunState {
+  return {
+    inputs: "",
+    waiting: true,
+    issues: [{ severity: "warning", file: run.folder, message: "files changed while they were being read", fix: "nothing to do: the run is built again from its new files" }],
+    ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
+  };
+}
+
+/**
+ * A file system error of a path that is not there (any more): ENOENT, or ENOTDIR when a folder became something
+ * else; here or in a step worker (its error is the cause of the one the pool rejects with).
+ */
+function vanished(error: unknown): boolean {
+  for (let e = error as (NodeJS.ErrnoException & { cause?: unknown }) | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") return true;
+  }
+  return false;
 }
 
 function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: FolderFingerprints): string {

@@ -2,6 +2,7 @@
  * Which folder is served for a reftime: last good versions, duplicates, variant conflicts,
  * withdrawals, files still arriving, and names that are not runs.
  */
+import { renameSync, rmSync } from "node:fs";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -260,6 +261,33 @@ describe("files still arriving", () => {
     expect(release.artefact(release.index.runs[REFTIME]!.json)).toEqual(before.artefact(before.index.runs[REFTIME]!.json));
     expect((await release.model(REFTIME)).meta.description).toBe("First analysis.");
     expect(result.events).toEqual([]);
+  });
+});
+
+describe("a run folder that goes away while the build reads it", () => {
+  it("waits, keeping its last good version, while the other runs publish: renamed and deleted alike", async () => {
+    const buildNext = builder(ws);
+    await writeKmlRun(ws.runsDir, "a-hekla", { reftime: "2024-04-01T00:00:00Z" });
+    const moving = await writeKmlRun(ws.runsDir, "z-katla", { reftime: REFTIME, description: "First analysis." });
+    await buildNext();
+    for (const [how, goAway] of [
+      ["renamed", () => renameSync(moving.dir, `${moving.dir}-renamed`)],
+      ["deleted", () => rmSync(moving.dir, { recursive: true })],
+    ] as const) {
+      await writeKmlRun(ws.runsDir, "a-hekla", { reftime: "2024-04-01T00:00:00Z", description: `Corrected before z-katla was ${how}.` });
+      await editManifest(moving.dir, (m) => ({ ...m, description: "Second analysis." }));
+      // Every folder is scanned before any is read: z-katla goes away once a-hekla has been read.
+      const result = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock("2024-06-02T00:00:00Z"), onProgress: (_done, _total, folder) => void (folder === "a-hekla" && goAway()) });
+      expect(runOf(result, "a-hekla").status, how).toBe("published");
+      const katla = runOf(result, "z-katla");
+      expect(katla.status, how).toBe("kept-last-good");
+      expect(katla.issues).toEqual([expect.objectContaining({ severity: "warning", message: "files changed while they were being read" })]);
+      const release = await readRelease(ws.distDir);
+      expect((await release.model("2024-04-01T00:00:00Z")).meta.description).toBe(`Corrected before z-katla was ${how}.`);
+      expect((await release.model(REFTIME)).meta.description).toBe("First analysis.");
+      await rm(`${moving.dir}-renamed`, { recursive: true, force: true });
+      await writeKmlRun(ws.runsDir, "z-katla", { reftime: REFTIME, description: "First analysis." });
+    }
   });
 });
 
