@@ -341,6 +341,22 @@ describe("features for the GeoJSON twin", () => {
     });
   });
 
+  it("takes a TimeSpan that ends where it begins as an instant: its Placemarks are kept at that time, as a TimeStamp's", async () => {
+    const kml = await readOk(
+      inline(
+        kmlText(
+          "<Folder><name>Observation</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin><end>2024-05-01T06:00:00Z</end></TimeSpan>" +
+            "<Placemark><name>observed</name><Polygon><outerBoundaryIs><LinearRing><coordinates>-20,63 -18,63 -18,64 -20,63</coordinates></LinearRing></outerBoundaryIs></Polygon></Placemark></Folder>" +
+            "<Folder><name>Forecast</name><TimeSpan><begin>2024-05-01T06:00:00Z</begin><end>2024-05-01T12:00:00Z</end></TimeSpan><Placemark><name>forecast</name><Point><coordinates>-19,63</coordinates></Point></Placemark></Folder>",
+        ),
+      ),
+    );
+    expect(kml.times).toEqual(["2024-05-01T06:00:00Z"]);
+    expect(kml.features("2024-05-01T06:00:00Z").placemarks.map((p) => p.name)).toEqual(["observed", "forecast"]);
+    expect(kml.features("2024-05-01T07:00:00Z").placemarks.map((p) => p.name)).toEqual(["forecast"]);
+    expect(featureNames(kml.forTime("2024-05-01T06:00:00Z"))).toEqual(["Observation > observed", "Forecast > forecast"]);
+  });
+
   it("keeps at each time the Placemarks forTime keeps, and counts there what has no GeoJSON counterpart", async () => {
     const kml = await readOk(
       inline(

@@ -147,7 +147,10 @@ function readTimeSpan(node: OrderedNode, children: OrderedNode[], path: string, 
   if (begin !== undefined && end !== undefined && end < begin) {
     scan.problems.push({ field: `${path}/end`, message: `the TimeSpan ends (${formatInstant(end)}) before it begins (${formatInstant(begin)})`, fix: "give the end of the TimeSpan after its begin" });
   }
-  scan.validity.set(node, (t) => (begin === undefined || begin <= t) && (end === undefined || t < end));
+  // A span that ends where it begins is an instant (what some tools write for an observation): valid at that
+  // time, as a TimeStamp is, rather than at no time at all.
+  if (begin !== undefined && end === begin) scan.validity.set(node, (t) => t === begin);
+  else scan.validity.set(node, (t) => (begin === undefined || begin <= t) && (end === undefined || t < end));
   scan.instants.set(node, { ...(begin === undefined ? {} : { begin: formatInstant(begin) }), ...(end === undefined ? {} : { end: formatInstant(end) }) });
 }
 
