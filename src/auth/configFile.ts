@@ -3,6 +3,7 @@
  * every failure a UserError that names the file and says how to fix it.
  */
 import { open } from "node:fs/promises";
+import { duplicateKeys } from "../formats/duplicateKeys.ts";
 import { UserError } from "../errors.ts";
 
 export interface ConfigFileText {
@@ -34,9 +35,17 @@ export async function readConfigJson(file: string, text: ConfigFileText): Promis
     if (missing && text.missingFix === undefined) return undefined;
     throw new UserError(`cannot read the ${text.what}: ${(error as Error).message}`, { where: file, fix: missing ? text.missingFix! : text.readFix, cause: error });
   }
+  let json: unknown;
   try {
-    return JSON.parse(content);
+    json = JSON.parse(content);
   } catch (error) {
     throw new UserError(`the ${text.what} is not valid JSON: ${(error as Error).message}`, { where: file, fix: text.syntaxFix });
   }
+  // JSON.parse keeps the last of a repeated key without a word: in access rules or users, a second "role" would
+  // change who may do what unseen.
+  const [repeated] = duplicateKeys(content);
+  if (repeated) {
+    throw new UserError(`the ${text.what} gives ${repeated.path} a second time in the same object (line ${repeated.line}, column ${repeated.column})`, { where: file, fix: "keep one of the two and remove the other" });
+  }
+  return json;
 }

@@ -381,6 +381,10 @@ describe("rules files", () => {
     const json = await loadError('{"format": 1, "rules": [');
     expect(json.message).toMatch(/^the access rules file is not valid JSON: /);
     expect(json.fix).toBe("fix the JSON syntax (templates/access-rules.json is a valid example)");
+    // A rule saying protected twice: JSON alone would keep the last, opening the route unseen.
+    const twice = await loadError('{"format": 1, "rules": [{"method": "GET", "path": "/jobs", "protected": true,\n  "protected": false}]}');
+    expect(twice.message).toBe("the access rules file gives rules[0].protected a second time in the same object (line 2, column 3)");
+    expect(twice.fix).toBe("keep one of the two and remove the other");
   });
 
   it("refuses a missing file and an oversized one", async () => {

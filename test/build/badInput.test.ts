@@ -89,6 +89,34 @@ describe("malformed run.json", () => {
     expect(errorsOf(result, "upside-down")).toEqual([expect.objectContaining({ file: "upside-down/run.json", field: "latlonbox.north", message: expect.stringMatching(/north is south of south/) })]);
   });
 
+  it("refuses a key given twice (JSON would keep the last without a word), naming it and where the repeat is", async () => {
+    const run = await writeKmlRun(ws.runsDir, "twice");
+    const manifest = JSON.parse(await readFile(path.join(run.dir, "run.json"), "utf8")) as Record<string, unknown>;
+    // "Real Eruption" first, then a second "type" at the end, which JSON.parse alone would publish.
+    await writeFile(path.join(run.dir, "run.json"), JSON.stringify({ ...manifest, type: "Real Eruption" }, null, 2).replace(/\n}$/, ',\n  "type": "Exercise"\n}'));
+    const result = await buildNow();
+    expect(runOf(result, "twice").status).toBe("invalid");
+    const lines = (await readFile(path.join(run.dir, "run.json"), "utf8")).split("\n");
+    expect(errorsOf(result, "twice")).toEqual([
+      expect.objectContaining({ file: "twice/run.json", field: "type", message: `"type" is given a second time in the same object (line ${lines.length - 1}, column 3)`, fix: 'keep one "type" and remove the other' }),
+    ]);
+  });
+
+  it("reads a run.json saved as UTF-16 (Notepad's Unicode); refuses one in Latin-1 with what to do; says where a syntax error is once", async () => {
+    const utf16 = await writeKmlRun(ws.runsDir, "utf16");
+    const text = await readFile(path.join(utf16.dir, "run.json"), "utf8");
+    await writeFile(path.join(utf16.dir, "run.json"), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
+    const latin1 = await writeKmlRun(ws.runsDir, "latin1", { reftime: "2024-05-02T00:00:00Z", description: "Eyjafjallajökull: test" });
+    await writeFile(path.join(latin1.dir, "run.json"), Buffer.from(await readFile(path.join(latin1.dir, "run.json"), "utf8"), "latin1"));
+    const comma = await writeKmlRun(ws.runsDir, "comma", { reftime: "2024-05-03T00:00:00Z" });
+    await writeFile(path.join(comma.dir, "run.json"), (await readFile(path.join(comma.dir, "run.json"), "utf8")).replace(/\n}/, ",\n}"));
+    const result = await buildNow();
+    expect(runOf(result, "utf16").status).toBe("published");
+    expect(errorsOf(result, "latin1")).toEqual([expect.objectContaining({ file: "latin1/run.json", message: expect.stringMatching(/^not valid UTF-8/), fix: "save run.json as UTF-8" })]);
+    const [syntax] = errorsOf(result, "comma");
+    expect(syntax!.message.match(/line \d+/g)).toHaveLength(1);
+  });
+
   it("reports an unknown field, naming it", async () => {
     await writeKmlRun(ws.runsDir, "unknown", { manifest: { colour: "red" } });
     await writeKmlRun(ws.runsDir, "nested", {

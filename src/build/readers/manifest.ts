@@ -1,4 +1,5 @@
 /** Reads `run.json`, the forecaster's manifest, against the zod schema of the runs contract. */
+import { duplicateKeys } from "../../formats/duplicateKeys.ts";
 import type { Issues } from "../issues.ts";
 import { RunManifest } from "../runManifest.ts";
 import type { InputReader, InputReading, RunInputFile } from "./types.ts";
@@ -15,14 +16,24 @@ export const manifestReader: InputReader = {
       return undefined;
     }
     let json: unknown;
-    // A byte order mark (as some editors save "UTF-8") is not part of the JSON: invisible, it made the error unreadable.
-    const text = (await file.bytes()).toString("utf8").replace(/^\uFEFF/, "");
+    const text = decodeManifest(await file.bytes());
+    if (text === undefined) {
+      issues.error(file.displayPath, "not valid UTF-8 (saved in another encoding, such as Windows-1252 or Latin-1)", "save run.json as UTF-8");
+      return undefined;
+    }
     try {
       json = JSON.parse(text);
     } catch (error) {
       issues.error(file.displayPath, `not valid JSON: ${withLineAndColumn((error as Error).message, text)}`, "fix the JSON syntax (an editor with templates/run.schema.json points at it)");
       return undefined;
     }
+    // JSON.parse keeps the last of a repeated key without a word: a second "type" would change the run's type unseen.
+    const repeated = duplicateKeys(text);
+    for (const { path, line, column } of repeated) {
+      const key = path.slice(path.lastIndexOf(".") + 1);
+      issues.error(file.displayPath, `"${key}" is given a second time in the same object (line ${line}, column ${column})`, `keep one "${key}" and remove the other`, path);
+    }
+    if (repeated.length) return undefined;
     const parsed = RunManifest.safeParse(json);
     if (!parsed.success) {
       for (const problem of parsed.error.issues) {
@@ -37,10 +48,24 @@ export const manifestReader: InputReader = {
   },
 };
 
-/** V8 says "at position N"; people look for a line and a column. */
+/**
+ * The text of run.json: UTF-8 (a byte order mark, as some editors save "UTF-8", dropped: invisible, it made the
+ * error unreadable), or UTF-16 by its byte order mark (Windows Notepad's "Unicode"); undefined when not valid UTF-8.
+ */
+function decodeManifest(bytes: Buffer): string | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes).replace(/^\uFEFF/, "");
+  } catch {
+    return undefined;
+  }
+}
+
+/** V8 says "at position N" (Node 24 adds the line and column itself); people look for a line and a column. */
 function withLineAndColumn(message: string, text: string): string {
   const position = /at position (\d+)/.exec(message);
-  if (!position) return message;
+  if (!position || /\(line \d+ column \d+\)/.test(message)) return message;
   const before = text.slice(0, Number(position[1]));
   const line = before.split("\n").length;
   const column = before.length - before.lastIndexOf("\n");
