@@ -24,7 +24,8 @@ export function parseInstant(text: string): number | undefined {
     const [, y, mo, d, h, mi, s = "00", fraction = "", zone = "Z"] = match;
     const ms = utc(+y!, +mo!, +d!, +h!, +mi!, +s, fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0);
     if (!isRealDate(+y!, +mo!, +d!, +h!, +mi!, +s)) return undefined;
-    return ms - zoneOffsetMinutes(zone) * 60_000;
+    const offset = zoneOffsetMinutes(zone);
+    return offset === undefined ? undefined : ms - offset * 60_000;
   }
   const basic = ISO_BASIC.exec(trimmed);
   if (basic) {
@@ -61,11 +62,14 @@ export function compactInstant(normalised: string): string {
   return normalised.replace(/[-:]/g, "");
 }
 
-function zoneOffsetMinutes(zone: string): number {
+/** Minutes east of UTC; undefined for an offset no clock has (RFC 3339: hours to 23, minutes to 59). */
+function zoneOffsetMinutes(zone: string): number | undefined {
   if (zone === "Z" || zone === "z") return 0;
   const sign = zone.startsWith("-") ? -1 : 1;
   const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+  const hours = Number(digits.slice(0, 2));
+  const minutes = Number(digits.slice(2, 4));
+  return hours > 23 || minutes > 59 ? undefined : sign * (hours * 60 + minutes);
 }
 
 function isRealDate(y: number, mo: number, d: number, h: number, mi: number, s: number): boolean {

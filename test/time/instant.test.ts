@@ -19,10 +19,11 @@ describe("instants", () => {
   });
 
   it("refuses text that is not an instant with a zone, and impossible dates", () => {
-    for (const text of ["", "2019-03-22", "2019-03-22T21:00:00", "20190322T210000", "2019-02-29T00:00:00Z", "2019-13-01T00:00:00Z", "2019-03-22T24:00:00Z", "2019-03-22T21:60:00Z", "yesterday", "2019-03-22T21:00:00Z trailing"]) {
+    for (const text of ["", "2019-03-22", "2019-03-22T21:00:00", "20190322T210000", "2019-02-29T00:00:00Z", "2019-13-01T00:00:00Z", "2019-03-22T24:00:00Z", "2019-03-22T21:60:00Z", "yesterday", "2019-03-22T21:00:00Z trailing", "2019-03-22T21:00:00+99:99", "2019-03-22T21:00:00+24:00", "2019-03-22T21:00:00-01:60"]) {
       expect(parseInstant(text), text).toBeUndefined();
     }
     expect(parseInstant("2020-02-29T00:00:00Z")).toBe(Date.UTC(2020, 1, 29));
+    expect(parseInstant("2020-02-29T00:00:00-23:59")).toBe(Date.UTC(2020, 1, 29, 23, 59));
   });
 
   it("keeps years below 100 as written (Date.UTC would read them as 19xx)", () => {
