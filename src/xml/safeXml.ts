@@ -68,6 +68,18 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
  * declaration names (UTF-8 when none, as XML says), decoded strictly: a Latin-1 file that does not say so
  * is refused with what to do, rather than read with replacement characters in a volcano's name.
  */
+/**
+ * A document parseUntrustedXml read, as UTF-8 bytes (what ashcast serves its XML as): the bytes as given when
+ * they are UTF-8, else its text re-encoded, the declaration's encoding made UTF-8 to match.
+ */
+export function utf8Xml(bytes: Buffer): Buffer {
+  const text = decodeXmlText(bytes);
+  const utf8 = Buffer.from(text, "utf8");
+  const withoutBom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  if (utf8.equals(withoutBom)) return bytes;
+  return Buffer.from(text.replace(/^(<\?xml[^>]*?\sencoding\s*=\s*["'])[A-Za-z0-9._:-]+(["'])/, "$1UTF-8$2"), "utf8");
+}
+
 function decodeXmlText(bytes: Buffer): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString("utf16le");
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return Buffer.from(bytes.subarray(2)).swap16().toString("utf16le");

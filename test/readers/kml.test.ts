@@ -91,6 +91,26 @@ describe("the Hekla advisory", () => {
     expect(kml.whole.equals(await readFile(HEKLA))).toBe(true);
   });
 
+  it("is published whole as UTF-8, as its content type says: a Latin-1 or UTF-16 drawing re-encoded, its declaration to match", async () => {
+    const text = (await readFile(HEKLA, "utf8")).replace("<name>Hekla ash advisory", "<name>Eyjafjallajökull and Hekla ash advisory");
+    const declared = (encoding: string) => text.replace('encoding="UTF-8"', `encoding="${encoding}"`);
+    const asBytes = (bytes: Buffer): RunInputFile => ({ ...inline(""), size: bytes.length, bytes: async () => bytes });
+    const expected = Buffer.from(text, "utf8");
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(declared("UTF-16"), "utf16le")]);
+    for (const bytes of [Buffer.from(declared("ISO-8859-1"), "latin1"), utf16]) {
+      const kml = await readOk(asBytes(bytes));
+      expect(kml.name).toBe("Eyjafjallajökull and Hekla ash advisory 2024-05-01 12Z (IMO & VAAC London)");
+      expect(kml.whole.toString("utf8")).toBe(text);
+      expect(kml.whole.equals(expected)).toBe(true);
+      const atNoon = kml.forTime("2024-05-01T12:00:00Z").toString("utf8");
+      expect(atNoon).toContain("Eyjafjallajökull");
+      expect(atNoon).not.toMatch(/encoding="(ISO-8859-1|UTF-16)"/);
+    }
+    // UTF-8 already: the bytes as given, a byte order mark included.
+    const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), expected]);
+    expect((await readOk(asBytes(withBom))).whole).toBe(withBom);
+  });
+
   it.each([
     ["2024-05-01T11:59:59Z", []],
     ["2024-05-01T12:00:00Z", ["Observation"]],

@@ -7,7 +7,7 @@ import { XMLBuilder } from "fast-xml-parser";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import type { KmlGeometry, KmlPlacemark, KmlTime } from "../../geo/forecasterGeoJson.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
-import { parseUntrustedXml, XmlInputError } from "../../xml/safeXml.ts";
+import { parseUntrustedXml, utf8Xml, XmlInputError } from "../../xml/safeXml.ts";
 import type { Issues } from "../issues.ts";
 import type { InputReader, InputReading, KmlDocument, RunInputFile } from "./types.ts";
 
@@ -91,7 +91,8 @@ export const kmlReader: InputReader = {
       ...(name === undefined ? {} : { name }),
       times: [...scan.times].sort(),
       ...(extent ? { extent } : {}),
-      whole,
+      // Served as UTF-8 (its content type says so): a Latin-1 or UTF-16 drawing is re-encoded.
+      whole: utf8Xml(whole),
       forTime: (time: string) => kmlAt(root, validity, time),
       features: (time?: string) => {
         found ??= findFeatures(root, validity, instants);
