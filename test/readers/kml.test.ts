@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
+import { forecasterGeoJson } from "../../src/geo/forecasterGeoJson.ts";
 import { Issues } from "../../src/build/issues.ts";
 import { kmlReader } from "../../src/build/readers/kml.ts";
 import type { KmlDocument, RunInputFile } from "../../src/build/readers/types.ts";
@@ -264,6 +265,38 @@ describe("extent", () => {
         fix: "check that its placemarks carry their geometry (nothing to do if it only holds overlays or links)",
       },
     ]);
+  });
+});
+
+describe("geometries too small to be drawn", () => {
+  it("are published as drawn, with a warning each naming the element: a ring of fewer than 3 distinct positions, a line of one, a Point of none or two", async () => {
+    const placemark = (geometry: string) => `<Placemark><name>p</name>${geometry}</Placemark>`;
+    const ring = (coordinates: string) => `<Polygon><outerBoundaryIs><LinearRing><coordinates>${coordinates}</coordinates></LinearRing></outerBoundaryIs></Polygon>`;
+    const text = kmlText(
+      [
+        ring("-15.2,65.1 -16,66"), // 2 positions
+        ring("-15.2,65.1 -16,66 -15.2,65.1"), // closed, but 2 distinct
+        ring("-15.2,65.1 -16,66 -17,65"), // 3 distinct, not closed: fine (closed by readers)
+        "<LineString><coordinates>-15,65</coordinates></LineString>",
+        "<Point><coordinates> </coordinates></Point>",
+        "<Point><coordinates>-15,65 -16,66</coordinates></Point>",
+        "<Point><coordinates>-15,65</coordinates></Point>",
+      ]
+        .map(placemark)
+        .join(""),
+    );
+    const { kml, issues } = await read(inline(text));
+    expect(kml).toBeDefined();
+    const field = (i: number, rest: string) => `kml/Document/Placemark[${i}]/${rest}`;
+    expect(issues.map(({ severity, field, message }) => [severity, field, message])).toEqual([
+      ["warning", field(1, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 2 position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON"],
+      ["warning", field(2, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 3 position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON"],
+      ["warning", field(4, "LineString/coordinates"), "a line of 1 position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON"],
+      ["warning", field(5, "Point/coordinates"), "a Point with 0 positions: it needs exactly one, so it is left out of the GeoJSON"],
+      ["warning", field(6, "Point/coordinates"), "a Point with 2 positions: it needs exactly one, so it is left out of the GeoJSON"],
+    ]);
+    // The same ones the GeoJSON twin leaves out.
+    expect(forecasterGeoJson(kml!.features()).left_out).toEqual({ count: 5, kinds: { Polygon: 2, LineString: 1, Point: 2 } });
   });
 });
 

@@ -48,6 +48,8 @@ interface Scan {
   instants: Map<OrderedNode, KmlTime>;
   extent: Extent;
   problems: Problem[];
+  /** Geometries too small to be what they say (a ring of 2 positions): published as drawn, but said. */
+  warnings: Problem[];
 }
 
 export const kmlReader: InputReader = {
@@ -72,8 +74,9 @@ export const kmlReader: InputReader = {
       issues.error(file.displayPath, `root element is <${root ? tagOf(root) : ""}>, expected <kml>`, `save the file as KML 2.2, whose root is <kml xmlns="${KML_NAMESPACE}">`);
       return undefined;
     }
-    const scan: Scan = { times: new Set(), validity: new Map(), instants: new Map(), extent: new Extent(), problems: [] };
+    const scan: Scan = { times: new Set(), validity: new Map(), instants: new Map(), extent: new Extent(), problems: [], warnings: [] };
     walk(root, "kml", scan);
+    for (const warning of scan.warnings.slice(0, MAX_LISTED_PROBLEMS)) issues.warning(file.displayPath, warning.message, warning.fix, warning.field);
     for (const problem of scan.problems.slice(0, MAX_LISTED_PROBLEMS)) issues.error(file.displayPath, problem.message, problem.fix, problem.field);
     if (scan.problems.length > MAX_LISTED_PROBLEMS) {
       issues.error(file.displayPath, `${scan.problems.length - MAX_LISTED_PROBLEMS} more problems like these are not listed`, "fix the problems above and check the file again");
@@ -166,7 +169,8 @@ function readTime(children: OrderedNode[], name: string, path: string, scan: Sca
 
 /** `lon,lat[,alt]` tuples separated by whitespace; the first bad tuple of an element is reported. */
 function readCoordinates(text: string, path: string, scan: Scan): void {
-  for (const [i, tuple] of text.split(/\s+/).filter(Boolean).entries()) {
+  const tuples = text.split(/\s+/).filter(Boolean);
+  for (const [i, tuple] of tuples.entries()) {
     const numbers = tuple.split(",").map(parseDecimal);
     const [lon, lat] = numbers;
     if (lon === undefined || lat === undefined || numbers.length > 3 || numbers.includes(undefined)) {
@@ -178,6 +182,26 @@ function readCoordinates(text: string, path: string, scan: Scan): void {
       return;
     }
     scan.extent.add(lon, lat);
+  }
+  warnOfTooFewPositions(tuples, path, scan);
+}
+
+/**
+ * A Point without its one position, a line of fewer than 2, a polygon ring of fewer than 3 distinct ones: Google
+ * Earth draws nothing there, and the GeoJSON twin leaves it out (src/geo/forecasterGeoJson.ts, the same rule).
+ */
+function warnOfTooFewPositions(tuples: readonly string[], path: string, scan: Scan): void {
+  const geometry = path.replace(/\[\d+\]/g, "");
+  const numbers = tuples.map((tuple) => tuple.split(",").map(Number));
+  const same = (a: number[] | undefined, b: number[] | undefined) => a !== undefined && b !== undefined && a.every((v, k) => v === b[k]) && a.length === b.length;
+  const closed = numbers.length > 0 && same(numbers[0], numbers.at(-1)) ? numbers.length : numbers.length + 1;
+  const fix = "draw it again with its positions, or remove it";
+  if (/\/(outerBoundaryIs|innerBoundaryIs)\/LinearRing\/coordinates$/.test(geometry)) {
+    if (numbers.length === 0 || closed < 4) scan.warnings.push({ field: path, message: `a polygon ring of ${tuples.length} position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON`, fix });
+  } else if (/\/(LineString|LinearRing)\/coordinates$/.test(geometry)) {
+    if (numbers.length < 2) scan.warnings.push({ field: path, message: `a line of ${tuples.length} position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON`, fix });
+  } else if (/\/Point\/coordinates$/.test(geometry) && numbers.length !== 1) {
+    scan.warnings.push({ field: path, message: `a Point with ${tuples.length} positions: it needs exactly one, so it is left out of the GeoJSON`, fix });
   }
 }
 
