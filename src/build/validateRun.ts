@@ -16,6 +16,8 @@ export async function validateRun(run: ScannedRun, settings: PipelineSettings): 
   for (const refused of run.refused) {
     issues.error(refused.name === "." ? run.folder : `${run.folder}/${refused.name}`, refused.why, "replace it with a plain file or folder, or remove it");
   }
+  // The folder itself refused (a symbolic link): none of its files was read, so nothing more can be said of them.
+  if (run.refused.some((refused) => refused.name === ".")) return { issues };
   const readings = await readRun(run, issues, { thresholds: thresholdsOf(settings) });
   const assembled = assembleRun(run.folder, readings, issues, settings);
   return assembled && !issues.hasErrors ? { issues, assembled } : { issues };

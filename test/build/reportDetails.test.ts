@@ -40,6 +40,8 @@ describe("report details", () => {
     expect(linked?.status).toBe("invalid");
     expect(linked?.issues[0]).toMatchObject({ severity: "error", file: "linked" });
     expect(linked?.issues[0]?.message).toMatch(/symbolic link/);
+    // Only that: its files were never read, so nothing is said of a run.json missing its fields.
+    expect(linked?.issues).toHaveLength(1);
     expect(result.report.counts.published).toBe(0);
   });
 
