@@ -62,10 +62,14 @@ function decodeManifest(bytes: Buffer): string | undefined {
   }
 }
 
-/** V8 says "at position N" (Node 24 adds the line and column itself); people look for a line and a column. */
+/**
+ * V8 says "at position N"; people look for a line and a column, written as the XML readers write them. Node 24
+ * adds "(line N column M)" itself: that one is respelled, not added again.
+ */
 function withLineAndColumn(message: string, text: string): string {
+  if (/\(line \d+ column \d+\)/.test(message)) return message.replace(/\(line (\d+) column (\d+)\)/, "(line $1, column $2)");
   const position = /at position (\d+)/.exec(message);
-  if (!position || /\(line \d+ column \d+\)/.test(message)) return message;
+  if (!position) return message;
   const before = text.slice(0, Number(position[1]));
   const line = before.split("\n").length;
   const column = before.length - before.lastIndexOf("\n");
