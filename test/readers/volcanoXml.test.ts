@@ -75,6 +75,12 @@ describe("volcanoXmlReader", () => {
     expect(issues.map((i) => [i.field, i.message])).toEqual([["eruptions/eruption[1]/@end", "end 2016-11-03T07:00:00Z is before start 2016-11-03T08:00:00Z"]]);
   });
 
+  it("reports two <eruptions> blocks as such, not as a block without an eruption", async () => {
+    const { reading, issues } = await read(await variant((xml) => xml.replace(/(<eruptions>[\s\S]*?<\/eruptions>)/, "$1$1")));
+    expect(reading).toBeUndefined();
+    expect(issues.map((i) => [i.field, i.message, i.fix])).toEqual([["eruptions", "2 <eruptions> elements, expected one", "put every <eruption> of the run inside one <eruptions>"]]);
+  });
+
   it("numbers the eruption and names the attribute of a bad time, a bad number and an inverted column", async () => {
     const second = '<eruption start="tomorrow" end="2016-11-03T12:00:00Z" bottom="9000" top="8000" rate="lots"/>';
     const { reading, issues } = await read(await variant((xml) => xml.replace("</eruptions>", `${second}</eruptions>`)));

@@ -85,6 +85,11 @@ function describedVolcano(document: unknown, fail: Fail): VolcanoDescription | u
   const lon = readNumber(volcano, "volcano", LON, fail);
   const altitudeM = readNumber(volcano, "volcano", ALTITUDE, fail);
 
+  // Two <eruptions> blocks come back as an array: said as such, not as "no <eruption>" (each has one).
+  if (Array.isArray(root.eruptions)) {
+    fail("eruptions", `${root.eruptions.length} <eruptions> elements, expected one`, "put every <eruption> of the run inside one <eruptions>");
+    return undefined;
+  }
   const eruptionElements = asArray(asElement(root.eruptions)?.eruption);
   if (!eruptionElements.length) {
     fail("eruptions/eruption", "no <eruption> in <eruptions>", 'add <eruption start="..." end="..." bottom="0" top="7000" rate="100000"/> inside <eruptions>');
