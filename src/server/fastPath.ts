@@ -13,7 +13,7 @@ import type { Representations } from "./representation.ts";
 import type { CachePolicy } from "./cachePolicy.ts";
 import { pointReply, type PointContext } from "./pointReply.ts";
 import { answerSent, keepLastAnswer } from "./pointQuery.ts";
-import { locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
+import { answerModified, locateResource, selectModel, selectViewerFile, type ModelFormat } from "./select.ts";
 
 type Route = { kind: "model"; format: ModelFormat } | { kind: "list"; list: "reftimes" | "changelog" } | { kind: "resource" };
 
@@ -75,7 +75,7 @@ export function createFastPath(options: {
       if (selected.kind !== "run") return false;
       artefact = source.cachedRunArtefacts(selected.run)?.artefacts[selected.key];
       policy = policies.model(selected.run.reftime, selected.pinned, selected.varyAccept);
-      modified = selected.run.modified;
+      modified = answerModified(release, selected.run, selected.pinned);
     } else if (route.kind === "list") {
       const list = release.index.artefacts[release.index.lists[route.list]]!;
       artefact = list;

@@ -14,17 +14,18 @@ import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter
 import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
-import { selectRun } from "./select.ts";
+import { answerModified, selectRun } from "./select.ts";
 import { cacheControl } from "./cachePolicy.ts";
 
 
-/** Made once per run and per tag list rather than per request (a published run's dates never change). */
-const datesOfRun = new WeakMap<PublishedRun, { modifiedMs: number; lastModified: string }>();
-function runDates(run: PublishedRun): { modifiedMs: number; lastModified: string } {
-  let dates = datesOfRun.get(run);
+/** Made once per date and per tag list rather than per request (a published run's dates never change). */
+const datesOf = new Map<string, { modifiedMs: number; lastModified: string }>();
+function answerDates(modified: string): { modifiedMs: number; lastModified: string } {
+  let dates = datesOf.get(modified);
   if (dates === undefined) {
-    const modifiedMs = parseInstant(run.modified)!;
-    datesOfRun.set(run, (dates = { modifiedMs, lastModified: formatHttpDate(modifiedMs) }));
+    if (datesOf.size >= 1024) datesOf.clear();
+    const modifiedMs = parseInstant(modified)!;
+    datesOf.set(modified, (dates = { modifiedMs, lastModified: formatHttpDate(modifiedMs) }));
   }
   return dates;
 }
@@ -89,7 +90,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
 
   // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
-  const { modifiedMs, lastModified } = runDates(run);
+  const { modifiedMs, lastModified } = answerDates(answerModified(context.current()!, run, reftimes !== undefined));
   // The run's content and the query itself, as they are (no hashing per request): a run changed gives new tags.
   const etag = `"${run.contentSha256.slice(0, 20)}:${lat}:${lon}${time ? `:${time.ms}` : ""}"`;
   const headers: Record<string, string> = {

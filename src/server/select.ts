@@ -54,6 +54,19 @@ export function selectModel(release: ServedRelease | undefined, reftimeValues: r
   return { kind: "run", run, key: png ? run.png! : run.json, pinned: reftimeValues !== undefined, varyAccept: format === "negotiate" && run.png !== undefined };
 }
 
+/**
+ * Last-Modified of an answer about a run: the run's own date when pinned (`?reftime=`); unpinned, also no earlier
+ * than the last change of the reftimes list, since the latest can fall back to an older run (one withdrawn)
+ * whose own date precedes what a client already holds, and an If-Modified-Since would then keep it on the
+ * withdrawn run (RFC 9110 §8.8.2: the date is the representation's, not the run's).
+ */
+export function answerModified(release: ServedRelease, run: PublishedRun, pinned: boolean): string {
+  if (pinned) return run.modified;
+  const list = release.index.artefacts[release.index.lists.reftimes]!.modified;
+  // Same spelling (YYYY-MM-DDTHH:MM:SSZ): the later sorts last.
+  return list > run.modified ? list : run.modified;
+}
+
 /** Where a named resource lives: a shared resource of the release, or a run's (its name carries the reftime). */
 export function locateResource(release: ServedRelease, name: string): { kind: "shared"; artefact: ListArtefact } | { kind: "run"; run: PublishedRun } | undefined {
   // Allowlist lookups in the published lists: never a path join, so `../`, NUL or an absolute path cannot reach a file.

@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from "hono";
 import { problemResponse } from "../problem.ts";
-import { locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
+import { answerModified, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
 import type { ReleaseView } from "../app.ts";
 import { readOnlyRoutes, withSlash, type Responder } from "./respond.ts";
 
@@ -16,7 +16,7 @@ export function dataRoutes(base: string, source: ReleaseView, respond: Responder
     if (selected.kind === "problem") return refuse(selected);
     if (selected.kind === "nothing published") return respond.noContent();
     const list = await source.runArtefacts(selected.run);
-    return respond.send(c, list.artefacts[selected.key]!, selected.run.modified, respond.policies.model(selected.run.reftime, selected.pinned, selected.varyAccept));
+    return respond.send(c, list.artefacts[selected.key]!, answerModified(source.current!, selected.run, selected.pinned), respond.policies.model(selected.run.reftime, selected.pinned, selected.varyAccept));
   }
 
   async function resources(c: Context): Promise<Response> {
