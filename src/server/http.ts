@@ -23,16 +23,18 @@ export function parseQualities(header: string | undefined): Map<string, number> 
 }
 
 /**
- * The encoding to send among those available: brotli, then gzip, then identity, each only when the
- * client accepts it (q > 0, directly or through `*`). Without Accept-Encoding, identity.
+ * The encoding to send among those available: the one the client weights highest (RFC 9110 §12.5.3), brotli
+ * of equals (the smaller), then identity; each only when the client accepts it (q > 0, directly or through
+ * `*`). Without Accept-Encoding, identity.
  */
 export function chooseEncoding(acceptEncoding: string | undefined, available: { br: boolean; gzip: boolean }): Encoding {
   if (!acceptEncoding) return "identity";
   const q = parseQualities(acceptEncoding);
   const star = q.get("*");
-  const accepts = (name: string) => (q.get(name) ?? star ?? 0) > 0;
-  if (available.br && accepts("br")) return "br";
-  if (available.gzip && (accepts("gzip") || (q.get("x-gzip") ?? 0) > 0)) return "gzip";
+  const br = available.br ? (q.get("br") ?? star ?? 0) : 0;
+  const gzip = available.gzip ? Math.max(q.get("gzip") ?? star ?? 0, q.get("x-gzip") ?? 0) : 0;
+  if (br > 0 && br >= gzip) return "br";
+  if (gzip > 0) return "gzip";
   return "identity";
 }
 

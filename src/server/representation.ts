@@ -46,7 +46,8 @@ export class Representations {
   readonly policies = new CachePolicies();
   /** Per stored body, per cache policy (memoised objects, so a lookup allocates nothing). */
   readonly #prepared = new WeakMap<StoredBody, WeakMap<CachePolicy, Prepared>>();
-  readonly #acceptedEncodings = new Map<string, { br: boolean; gzip: boolean }>();
+  /** Per Accept-Encoding value, the encoding chosen when both, only brotli or only gzip are stored. */
+  readonly #acceptedEncodings = new Map<string, { both: Encoding; br: Encoding; gzip: Encoding }>();
   readonly #expires = new Map<number, string>();
   #expiresSecond = Number.NaN;
   readonly #now: () => number;
@@ -72,13 +73,15 @@ export class Representations {
     if (!acceptEncoding || (artefact.br === undefined && artefact.gzip === undefined)) return "identity";
     let accepted = this.#acceptedEncodings.get(acceptEncoding);
     if (accepted === undefined) {
-      accepted = { br: chooseEncoding(acceptEncoding, { br: true, gzip: false }) === "br", gzip: chooseEncoding(acceptEncoding, { br: false, gzip: true }) === "gzip" };
+      accepted = {
+        both: chooseEncoding(acceptEncoding, { br: true, gzip: true }),
+        br: chooseEncoding(acceptEncoding, { br: true, gzip: false }),
+        gzip: chooseEncoding(acceptEncoding, { br: false, gzip: true }),
+      };
       if (this.#acceptedEncodings.size >= MAX_REMEMBERED_ACCEPT_ENCODINGS) this.#acceptedEncodings.clear();
       this.#acceptedEncodings.set(acceptEncoding, accepted);
     }
-    if (artefact.br !== undefined && accepted.br) return "br";
-    if (artefact.gzip !== undefined && accepted.gzip) return "gzip";
-    return "identity";
+    return artefact.br === undefined ? accepted.gzip : artefact.gzip === undefined ? accepted.br : accepted.both;
   }
 
   #prepare(artefact: Artefact, stored: StoredBody, encoding: Encoding, modified: string, policy: CachePolicy): Prepared {

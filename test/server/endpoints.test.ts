@@ -303,6 +303,9 @@ describe("/resources", () => {
         expectArtefactHeaders(res, key, { maxAge: 300, vary: "Accept-Encoding", contentType: GEOJSON_TYPE, tags: `run:${name.slice(0, 20)} resource:${name}`, encoding });
         expect(header(res, "content-encoding")).toBe(encoding);
       }
+      // The client's weights decide between the two (RFC 9110 §12.5.3).
+      const weighted = await http(main, `/resources?name=${encodeURIComponent(name)}`, { headers: { "accept-encoding": "gzip;q=1, br;q=0.1" } });
+      expect(header(weighted, "content-encoding")).toBe("gzip");
       const first = await http(main, `/resources?name=${encodeURIComponent(name)}`);
       const again = await http(main, `/resources?name=${encodeURIComponent(name)}`, { headers: { "if-none-match": header(first, "etag") } });
       expect(again.status, name).toBe(304);

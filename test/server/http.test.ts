@@ -61,12 +61,20 @@ describe("chooseEncoding", () => {
     expect(chooseEncoding("", BOTH)).toBe("identity");
   });
 
-  it("prefers brotli, then gzip, whatever order the client lists them in", () => {
+  it("prefers brotli, then gzip, whatever order the client lists them in (equal weights)", () => {
     expect(chooseEncoding("gzip, deflate, br", BOTH)).toBe("br");
     expect(chooseEncoding("br, gzip", BOTH)).toBe("br");
     expect(chooseEncoding("gzip", BOTH)).toBe("gzip");
     expect(chooseEncoding("br", BOTH)).toBe("br");
     expect(chooseEncoding("GZIP", BOTH)).toBe("gzip");
+  });
+
+  it("sends the encoding the client weights highest; brotli only of equals", () => {
+    expect(chooseEncoding("gzip;q=1, br;q=0.1", BOTH)).toBe("gzip");
+    expect(chooseEncoding("br;q=0.001, gzip", BOTH)).toBe("gzip");
+    expect(chooseEncoding("br;q=0.5, gzip;q=0.5", BOTH)).toBe("br");
+    expect(chooseEncoding("*;q=0.9, gzip;q=0.5", BOTH)).toBe("br");
+    expect(chooseEncoding("gzip;q=1, br;q=0.1", { br: true, gzip: false })).toBe("br"); // the only one stored, still accepted
   });
 
   it("never sends an encoding the client refused with q=0", () => {
