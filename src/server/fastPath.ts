@@ -103,7 +103,7 @@ export function createFastPath(options: {
 
   /** GET /point when everything it needs is in memory; otherwise the app answers (and waits for the grids this started loading). */
   function point(query: string, method: string, req: IncomingMessage, res: ServerResponse): boolean {
-    if (query.length > 300 || !options.point) return false;
+    if (query.length > 300 || !options.point || req.headers["if-match"] !== undefined || req.headers["if-unmodified-since"] !== undefined) return false;
     const params = new URLSearchParams(query);
     const reply = pointReply(options.point, {
       query: (name) => (params.has(name) ? params.getAll(name) : undefined),
@@ -144,6 +144,8 @@ export function createFastPath(options: {
   }
 
   function answer(artefact: Artefact, modified: string, policy: CachePolicy, method: string, req: IncomingMessage, res: ServerResponse): boolean {
+    // Preconditions (If-Match, If-Unmodified-Since) are rare on GET: the app answers them.
+    if (req.headers["if-match"] !== undefined || req.headers["if-unmodified-since"] !== undefined) return false;
     const chosen = representations.choose(artefact, modified, policy, {
       acceptEncoding: req.headers["accept-encoding"],
       ifNoneMatch: req.headers["if-none-match"],

@@ -69,6 +69,21 @@ export function notModifiedSince(ifModifiedSince: string, modifiedMs: number): b
   return since !== undefined && Math.floor(modifiedMs / 1000) * 1000 <= since;
 }
 
+/**
+ * If-Match, else If-Unmodified-Since (RFC 9110 §13.2.2 steps 1–2): true when the precondition fails (412).
+ * If-Match compares strongly (a `W/` tag never matches) and `*` matches any current representation; an invalid
+ * If-Unmodified-Since date is ignored, as §13.1.4 says.
+ */
+export function preconditionFails(ifMatch: string | undefined, ifUnmodifiedSince: string | undefined, etag: string, modifiedMs: number): boolean {
+  if (ifMatch !== undefined) {
+    if (ifMatch.trim() === "*") return false;
+    return !(ifMatch.match(/(?:W\/)?"[^"]*"/g) ?? []).some((candidate) => candidate === etag && !etag.startsWith("W/"));
+  }
+  if (ifUnmodifiedSince === undefined) return false;
+  const since = parseHttpDate(ifUnmodifiedSince);
+  return since !== undefined && Math.floor(modifiedMs / 1000) * 1000 > since;
+}
+
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
 const RFC_850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;

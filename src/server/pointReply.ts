@@ -8,7 +8,7 @@
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
-import { formatHttpDate, noneMatchHits, notModifiedSince } from "./http.ts";
+import { formatHttpDate, noneMatchHits, notModifiedSince, preconditionFails } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
 import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter, withoutGrids } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
@@ -64,6 +64,9 @@ export interface PointRequest {
   /** All values of a query parameter, undefined when absent. */
   query(name: string): string[] | undefined;
   ifNoneMatch: string | undefined;
+  /** Left to the app by the fast path. */
+  ifMatch?: string | undefined;
+  ifUnmodifiedSince?: string | undefined;
   ifModifiedSince: string | undefined;
 }
 
@@ -72,6 +75,8 @@ const problem = (status: number, detail: string): Reply => ({
   headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "access-control-allow-origin": "*" },
   body: problemJson(status, detail),
 });
+
+const PRECONDITION_FAILED = "the answer does not match If-Match or was modified after If-Unmodified-Since: ask again without them";
 
 export function pointReply(context: PointContext, request: PointRequest): Reply | Promise<Reply> {
   const lat = coordinateParameter("lat", request.query("lat"), 90);
@@ -103,12 +108,13 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   };
   // Validators are compared once the place is known to have an answer: a place outside every domain (or a
   // time outside the forecast) is a 422 whatever the client holds, never a 304.
+  // If-Match, If-Unmodified-Since, then If-None-Match, If-Modified-Since (RFC 9110 §13.2.2).
+  const failed = (request.ifMatch !== undefined || request.ifUnmodifiedSince !== undefined) && preconditionFails(request.ifMatch, request.ifUnmodifiedSince, etag, modifiedMs);
   const notModified =
-    request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs);
+    !failed && (request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs));
+  const withoutBody = (): Reply => (failed ? problem(412, PRECONDITION_FAILED) : { status: 304, headers, body: undefined });
   const ok = (answer: Buffer, transient: boolean): Reply =>
-    notModified
-      ? { status: 304, headers, body: undefined }
-      : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.length) }, body: answer, transient };
+    failed || notModified ? withoutBody() : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.length) }, body: answer, transient };
   const known = context.grids.answer(etag);
   if (known !== undefined) return ok(known, false);
   const finish = (grids: readonly ServedGrid[]): Reply => {
@@ -116,9 +122,9 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
       const refusal = withoutGrids(run, "query");
       return problem(refusal.status, refusal.detail);
     }
-    if (notModified) {
+    if (failed || notModified) {
       const refusal = pointProblem(run.reftime, grids, placesIn(grids, lat, lon), lat, lon, time);
-      return refusal ? problem(refusal.status, refusal.detail) : { status: 304, headers, body: undefined };
+      return refusal ? problem(refusal.status, refusal.detail) : withoutBody();
     }
     const answer = answerPoint(run.reftime, grids, lat, lon, time);
     if ("kind" in answer) return problem(answer.status, answer.detail);

@@ -7,7 +7,7 @@
 import type { Artefact, StoredBody } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
 import { cacheControl, CachePolicies, type CachePolicy } from "./cachePolicy.ts";
-import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, type Encoding } from "./http.ts";
+import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, preconditionFails, type Encoding } from "./http.ts";
 
 /** Browsers may read every answer (open data), and the validators a cache-aware viewer needs. */
 export const CORS_HEADERS = {
@@ -20,10 +20,14 @@ export interface RepresentationRequest {
   acceptEncoding: string | undefined;
   ifNoneMatch: string | undefined;
   ifModifiedSince: string | undefined;
+  /** Rare on GET: the fast path leaves requests with them to the app. */
+  ifMatch?: string | undefined;
+  ifUnmodifiedSince?: string | undefined;
 }
 
 export interface Representation {
-  status: 200 | 304;
+  /** 412: If-Match or If-Unmodified-Since failed; the caller answers with a problem (no headers here). */
+  status: 200 | 304 | 412;
   stored: StoredBody;
   /** `[name, value, name, value, ...]` for `writeHead`: shared between requests, so use it before the next one. */
   headers: string[];
@@ -60,6 +64,9 @@ export class Representations {
     const encoding = this.#encoding(request.acceptEncoding, artefact);
     const stored = encoding === "br" ? artefact.br! : encoding === "gzip" ? artefact.gzip! : artefact.identity;
     const prepared = this.#prepare(artefact, stored, encoding, modified, policy);
+    if ((request.ifMatch !== undefined || request.ifUnmodifiedSince !== undefined) && preconditionFails(request.ifMatch, request.ifUnmodifiedSince, stored.etag, prepared.modifiedMs)) {
+      return { status: 412, stored, headers: [] }; // a refusal: answered as a problem, never stored by a cache
+    }
     const notModified =
       request.ifNoneMatch !== undefined
         ? noneMatchHits(request.ifNoneMatch, stored.etag)

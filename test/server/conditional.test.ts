@@ -135,6 +135,36 @@ describe("If-Modified-Since", () => {
   });
 });
 
+describe("If-Match and If-Unmodified-Since (RFC 9110 §13.1.1, §13.1.4), evaluated before the others", () => {
+  it("pass with the current strong ETag or *, and with a date at or after Last-Modified: the 200", async () => {
+    for (const [route, key] of artefactRoutes()) {
+      const etag = published.artefact(key).identity.etag;
+      const passing: Array<Record<string, string>> = [{ "if-match": etag }, { "if-match": `"other", ${etag}` }, { "if-match": "*" }, { "if-unmodified-since": lastModifiedOf(key) }, { "if-unmodified-since": "not a date" }];
+      for (const headers of passing) {
+        const res = await http(server, route, { headers });
+        expect(res.status, `${route} ${JSON.stringify(headers)}`).toBe(200);
+        expect(res.body.equals(await published.body(key)), route).toBe(true);
+      }
+    }
+  });
+
+  it("fail with another or a weak ETag, or an earlier date: 412, a problem no cache stores, whatever If-None-Match says", async () => {
+    for (const [route, key] of artefactRoutes()) {
+      const etag = published.artefact(key).identity.etag;
+      const earlier = formatHttpDate(parseHttpDate(lastModifiedOf(key))! - 1000);
+      const failing: Array<Record<string, string>> = [{ "if-match": '"other"' }, { "if-match": `W/${etag}` }, { "if-unmodified-since": earlier }, { "if-match": '"other"', "if-unmodified-since": lastModifiedOf(key) }, { "if-match": '"other"', "if-none-match": etag }];
+      for (const headers of failing) {
+        for (const method of ["GET", "HEAD"] as const) {
+          const res = await http(server, route, { method, headers });
+          expect(res.status, `${method} ${route} ${JSON.stringify(headers)}`).toBe(412);
+          expect(header(res, "cache-control"), route).toBe("no-store");
+          if (method === "GET") expect(header(res, "content-type"), route).toMatch(/^application\/problem\+json/);
+        }
+      }
+    }
+  });
+});
+
 describe("304 answers", () => {
   it("repeat ETag, Last-Modified, Cache-Control, Expires, Vary and Date of the 200, with no body", async () => {
     for (const [route] of artefactRoutes()) {

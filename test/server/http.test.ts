@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ByteLru } from "../../src/server/byteLru.ts";
-import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, parseHttpDate, parseQualities, prefersPng } from "../../src/server/http.ts";
+import { chooseEncoding, formatHttpDate, noneMatchHits, notModifiedSince, parseHttpDate, parseQualities, preconditionFails, prefersPng } from "../../src/server/http.ts";
 
 const BOTH = { br: true, gzip: true } as const;
 const MAY_1_NOON = Date.UTC(2024, 4, 1, 12, 0, 0); // a Wednesday
@@ -52,6 +52,27 @@ describe("parseQualities", () => {
 
   it("lets the last of repeated tokens win", () => {
     expect(parseQualities("gzip;q=0.2, gzip;q=0.9").get("gzip")).toBe(0.9);
+  });
+});
+
+describe("preconditionFails", () => {
+  const at = Date.UTC(2024, 5, 1, 8, 0, 0, 100);
+  it("If-Match: strong comparison, any listed, * for any; it wins over If-Unmodified-Since", () => {
+    expect(preconditionFails('"a"', undefined, '"a"', at)).toBe(false);
+    expect(preconditionFails('"x", "a"', undefined, '"a"', at)).toBe(false);
+    expect(preconditionFails("*", undefined, '"a"', at)).toBe(false);
+    expect(preconditionFails('"x"', undefined, '"a"', at)).toBe(true);
+    expect(preconditionFails('W/"a"', undefined, '"a"', at)).toBe(true);
+    expect(preconditionFails('W/"a"', undefined, 'W/"a"', at)).toBe(true);
+    expect(preconditionFails('"x"', "Sat, 01 Jun 2024 09:00:00 GMT", '"a"', at)).toBe(true);
+    expect(preconditionFails('"a"', "Sat, 01 Jun 2024 07:00:00 GMT", '"a"', at)).toBe(false);
+  });
+
+  it("If-Unmodified-Since: fails when modified after it (to the second); an invalid date is ignored; neither header: holds", () => {
+    expect(preconditionFails(undefined, "Sat, 01 Jun 2024 08:00:00 GMT", '"a"', at)).toBe(false);
+    expect(preconditionFails(undefined, "Sat, 01 Jun 2024 07:59:59 GMT", '"a"', at)).toBe(true);
+    expect(preconditionFails(undefined, "yesterday", '"a"', at)).toBe(false);
+    expect(preconditionFails(undefined, undefined, '"a"', at)).toBe(false);
   });
 });
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
 import { createApp, PRODUCT_PATH } from "../../src/server/app.ts";
+import { formatHttpDate, parseHttpDate } from "../../src/server/http.ts";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import { HAS_NETCDF_BIN, NO_NETCDF_BIN } from "../model/helpers.ts";
 import { DATELINE_GRID, DATELINE_REFTIME, documentValidator, EEMEP_GRID, EEMEP_REFTIME, modelSite, ncdumpValues, SNAP_REFTIME, type ModelSite } from "./pointFixtures.ts";
@@ -181,6 +182,22 @@ describe("time, classes and the answer's form", () => {
     const head = await http(m.server, "/point?lat=52&lon=179.5", { method: "HEAD", headers: UA });
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
+    // If-Match and If-Unmodified-Since (left to the app by the fast path): 200 when they hold, a 412 problem otherwise.
+    const earlier = formatHttpDate(parseHttpDate(header(first, "last-modified"))! - 1000);
+    for (const [headers, status] of [
+      [{ "if-match": etag }, 200],
+      [{ "if-match": "*" }, 200],
+      [{ "if-unmodified-since": header(first, "last-modified") }, 200],
+      [{ "if-match": '"other"' }, 412],
+      [{ "if-match": `W/${etag}` }, 412],
+      [{ "if-unmodified-since": earlier }, 412],
+      [{ "if-match": '"other"', "if-none-match": etag }, 412],
+    ] as Array<[Record<string, string>, number]>) {
+      const res = await http(m.server, "/point?lat=52&lon=179.5", { headers: { ...UA, ...headers } });
+      expect(res.status, JSON.stringify(headers)).toBe(status);
+      if (status === 412) expect(header(res, "cache-control")).toBe("no-store");
+      else expect(res.body.equals(first.body)).toBe(true);
+    }
   });
 });
 

@@ -37,7 +37,7 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
   const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids, representations };
 
   async function point(c: Context): Promise<Response> {
-    const made = pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") });
+    const made = pointReply(pointContext, { query: (name) => c.req.queries(name), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since"), ifMatch: c.req.header("if-match"), ifUnmodifiedSince: c.req.header("if-unmodified-since") });
     // The app sends a body later than it is made: a transient answer is copied now, before any await lets
     // another request write over it (a reply made asynchronously is copied already).
     const reply = made instanceof Promise ? await made : lasting(made);

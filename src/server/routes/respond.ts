@@ -38,7 +38,10 @@ export function createResponder(source: ReleaseView, representations: Representa
       acceptEncoding: c.req.header("accept-encoding"),
       ifNoneMatch: c.req.header("if-none-match"),
       ifModifiedSince: c.req.header("if-modified-since"),
+      ifMatch: c.req.header("if-match"),
+      ifUnmodifiedSince: c.req.header("if-unmodified-since"),
     });
+    if (chosen.status === 412) return problemResponse(412, "the representation does not match If-Match or was modified after If-Unmodified-Since: fetch it again without them");
     const headers = new Headers();
     for (let i = 0; i < chosen.headers.length; i += 2) headers.set(chosen.headers[i]!, chosen.headers[i + 1]!);
     if (chosen.status === 304) return new Response(null, { status: 304, headers });
