@@ -73,7 +73,8 @@ export function createInsecureAnswer(options: { httpsPort: number | undefined })
   const problem = (res: ServerResponse, req: IncomingMessage, status: number, detail: string) => writeProblem(req, res, status, problemJson(status, detail));
   return function insecureAnswer(req, res) {
     const method = req.method ?? "GET";
-    if ((method !== "GET" && method !== "HEAD") || req.headers.authorization !== undefined) {
+    const hasBody = (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0") || req.headers["transfer-encoding"] !== undefined;
+    if ((method !== "GET" && method !== "HEAD") || req.headers.authorization !== undefined || hasBody) {
       return problem(res, req, 403, "this service answers only over HTTPS; a request that carries credentials or a body is refused over plain HTTP, not redirected: send it again over https:// (and change any password or token it carried)");
     }
     const host = req.headers.host;

@@ -121,6 +121,8 @@ describe("direct TLS, with a plain-HTTP listener that redirects", () => {
       ["-d", "username=alice&password=secret", `${origin}/volcanicashforecast/0.1/login`],
       ["-H", "Authorization: Bearer abc.def.ghi", `${origin}/volcanicashforecast/0.1/datasets`],
       ["-H", "Authorization: Bearer abc.def.ghi", `${origin}/volcanicashforecast/0.1/`],
+      // A GET with a body (a form sent with the wrong method) carries its secret in clear too.
+      ["-X", "GET", "-d", "username=alice&password=secret", `${origin}/volcanicashforecast/0.1/token`],
     ]) {
       const res = await curl(args);
       expect(res.status).toBe(403);
