@@ -1,5 +1,6 @@
 /** Error responses: one RFC 9457 body for every 4xx and 5xx, never cached. */
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { PROBLEM_CONTENT_TYPE, type Problem } from "../contract/problem.ts";
 
 /** The JSON text of a problem; also what answers written straight on node:http send (the traffic guard, plain HTTP). */
@@ -21,4 +22,32 @@ export function problemResponse(status: number, detail: string, extraHeaders: Re
 export function writeProblem(req: IncomingMessage, res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "content-length": String(Buffer.byteLength(body)), ...headers });
   res.end(req.method === "HEAD" ? undefined : body);
+}
+
+/**
+ * A request node:http could not parse (a header block over its limit, a malformed request line, a request that
+ * timed out): answered as a problem like every other error, then closed, instead of node's bare status line.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, detail] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "the request's target and headers are larger than this server reads: send a shorter request"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "the request was not received in time: send it again"]
+        : [400, "the request is not well-formed HTTP/1.1: check the request line and headers"];
+  const body = problemJson(status, detail);
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, `content-type: ${PROBLEM_CONTENT_TYPE}`, "cache-control: no-store", `content-length: ${Buffer.byteLength(body)}`, "connection: close"];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}
+
+/** A request target that is not a path (`*`, an authority): a problem, before any router sees it. */
+export function badTarget(req: IncomingMessage, res: ServerResponse): boolean {
+  const url = req.url ?? "";
+  if (url.startsWith("/") || url.startsWith("http://") || url.startsWith("https://")) return false;
+  writeProblem(req, res, 400, problemJson(400, "the request target must be a path such as /volcanicashforecast/0.1/"));
+  return true;
 }

@@ -11,6 +11,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createApp, PRODUCT_PATH, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
 import { PointGridStore } from "./pointGrids.ts";
+import { answerClientError, badTarget } from "./problem.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
@@ -160,7 +161,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
   const answerWithApp = getRequestListener(app.fetch);
   const answer = (req: IncomingMessage, res: ServerResponse) => {
-    if (!fastPath(req, res)) void answerWithApp(req, res);
+    if (!fastPath(req, res) && !badTarget(req, res)) void answerWithApp(req, res);
   };
   // Behind a proxy, https is on its default port; with TLS here, on ours (known once listening, for port 0).
   let insecure = createInsecureAnswer({ httpsPort: undefined });
@@ -197,6 +198,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       pass(req, res, secure);
     };
   const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
+  server.on("clientError", answerClientError);
   let plain: Server | undefined;
   let port: number;
   let plainPort: number | undefined;
@@ -205,6 +207,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
     if (options.tls?.httpPort !== undefined) {
       plain = createServer(listenerFor(false));
+      plain.on("clientError", answerClientError);
       plainPort = await listenOn(plain, options.tls.httpPort, options.host, "--http-port");
     }
   } catch (error) {
