@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -74,6 +74,25 @@ describe("build", () => {
 
   it("a blank environment variable counts as unset: ASHCAST_RUNS= is not the current directory", () => {
     expect(resolveBuildSettings({}, { ASHCAST_RUNS: "", ASHCAST_DIST: " " })).toMatchObject({ runsDir: path.resolve("runs"), distDir: path.resolve("dist") });
+    const blank = resolveBuildSettings({}, { ASHCAST_DEFAULT_RUN_TYPE: " ", ASHCAST_THRESHOLDS: " ", ASHCAST_WMS_BASE: " " });
+    expect(blank).not.toHaveProperty("defaultRunType");
+    expect(blank).not.toHaveProperty("thresholds");
+    expect(blank).not.toHaveProperty("wmsBaseUrl");
+  });
+
+  it("refuses an --out that holds the runs directory (its clean-up would delete the run folders) or lies inside it; every run folder stays", async () => {
+    const before = (await readdir(runs)).sort();
+    for (const [out, cwd, message] of [
+      [".", scratch, `holds the runs directory`],
+      [scratch, ROOT, `holds the runs directory`],
+      [path.join(runs, "dist"), ROOT, "is inside the runs directory"],
+    ] as const) {
+      const result = ashcast(["build", "--runs", runs, "--out", out], {}, cwd);
+      expect(result.status, `${out}: ${result.stdout}${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain("--out");
+      expect((await readdir(runs)).sort()).toEqual(before);
+    }
   });
 });
 
