@@ -261,7 +261,9 @@ function listenOn(server: Server, port: number, host: string, option: string): P
       if (error.code === "EADDRINUSE") reject(new UserError(`port ${port} on ${host} is in use`, { where: option, fix: "stop what listens there, or choose another port", cause: error }));
       else if (error.code === "EACCES") reject(new UserError(`not allowed to listen on port ${port}`, { where: option, fix: "use a port above 1023, or give node the right to bind low ports (CAP_NET_BIND_SERVICE)", cause: error }));
       else if (error.code === "EADDRNOTAVAIL") reject(new UserError(`${host} is not an address of this machine`, { where: "--host", fix: "give an address of one of its interfaces, e.g. 127.0.0.1", cause: error }));
-      else reject(error);
+      else if (error.code === "ENOTFOUND" || error.code === "EAI_AGAIN" || error.code === "EAI_NONAME") {
+        reject(new UserError(`${host} is not an address, and no name server knows it as a name`, { where: "--host", fix: "give an address of one of this machine's interfaces, e.g. 127.0.0.1 or 0.0.0.0, or a name that resolves to one", cause: error }));
+      } else reject(error);
     };
     server.once("error", failed);
     server.listen(port, host, () => {

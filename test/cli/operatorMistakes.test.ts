@@ -120,6 +120,16 @@ describe("serve's flags", () => {
     expect(removed.status).toBe(2);
     expect(removed.stderr).toContain('--removed-versions (env ASHCAST_REMOVED_VERSIONS): "0.1" is not a removed product version');
   });
+
+  it("a --host that is no address and no name: exit 2 naming --host, not an internal error", () => {
+    const published = path.join(scratch, "dist-public");
+    expect(ashcast(["build", "--runs", runs, "--out", published, "--public-url", "https://ash.example.org/volcanicashforecast/0.1"]).status).toBe(0);
+    const result = ashcast(["serve", "--out", published, "--port", "0", "--host", "300.1.1.1", "--trusted-proxies", "127.0.0.1"]);
+    expect(result.status, result.stdout + result.stderr).toBe(2);
+    expect(result.stderr).toContain("--host");
+    expect(result.stderr).toContain("300.1.1.1 is not an address");
+    expect(result.stderr).not.toMatch(/Internal error/);
+  });
 });
 
 describe("start", () => {
