@@ -10,6 +10,7 @@ import { watchRuns } from "./watch.ts";
 import { runJob } from "./runJob.ts";
 import { createPurger } from "./cachePurger.ts";
 import type { CachePurge } from "../contract/cachePurges.ts";
+import type { RunReport } from "../contract/buildReport.ts";
 import { formatError, UserError } from "../errors.ts";
 import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "../contract/jobs.ts";
 
@@ -18,7 +19,7 @@ import { JobCancelled, type JobExecutor, type JobOrder, type JobOutcome } from "
  * `debounceMs`: the watcher's quiet time (start keeps its default; tests hold its own builds back with a long one).
  */
 type WorkerOptions = Omit<BuildOptions, "log" | "onProgress" | "now" | "previous"> & { purgeUrls?: readonly string[]; debounceMs?: number };
-type FromWorker = { log?: string; built?: true; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean }; purges?: CachePurge[] };
+type FromWorker = { log?: string; built?: true; runs?: RunReport[]; job?: string; done?: JobOutcome; failed?: { message: string; cancelled: boolean }; purges?: CachePurge[] };
 type ToWorker = "close" | { job: JobOrder } | { cancel: string };
 
 export interface WatchWorker extends JobExecutor {
@@ -29,8 +30,8 @@ export interface WatchWorker extends JobExecutor {
   close(): Promise<void>;
 }
 
-/** Starts the watcher in a worker thread; its log lines go to `log`. */
-export function startWatchWorker(options: WorkerOptions, log: (line: string) => void): WatchWorker {
+/** Starts the watcher in a worker thread; its log lines go to `log`, each build's run reports to `onReport` (what `watch` prints). */
+export function startWatchWorker(options: WorkerOptions, log: (line: string) => void, onReport: (runs: RunReport[]) => void = () => {}): WatchWorker {
   const worker = new Worker(new URL(import.meta.url), { workerData: { watch: options } });
   let built: () => void = () => {};
   let failedToStart: (error: Error) => void = () => {};
@@ -43,6 +44,7 @@ export function startWatchWorker(options: WorkerOptions, log: (line: string) => 
   worker.on("message", (message: FromWorker) => {
     if (message.log !== undefined) log(message.log);
     if (message.purges !== undefined) cachePurges = message.purges;
+    if (message.runs !== undefined) onReport(message.runs);
     if (message.built) built();
     const job = message.job === undefined ? undefined : waiting.get(message.job);
     if (job && message.job !== undefined) {
@@ -91,7 +93,8 @@ if (parentPort && watchOptions) {
     ...buildOptions,
     purger: createPurger({ urls: purgeUrls ?? [], log, onChange: (purges) => send({ purges: purges.map((p) => ({ ...p })) }) }),
     log,
-    onBuild: () => send({ built: true }),
+    // The runs' issues with their fixes, for the operator's log: `start` said only how many errors there were.
+    onBuild: ({ result }) => send({ built: true, ...(result ? { runs: result.report.runs } : {}) }),
   });
   const running = new Map<string, AbortController>();
   port.on("message", async (message: ToWorker) => {

@@ -162,16 +162,29 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const [{ startWatchWorker }, { resolvePurgeUrls }] = await Promise.all([import("../build/watchWorker.ts"), import("../build/cachePurger.ts")]);
       const purgeUrls = resolvePurgeUrls(flags.purge);
-      const watcher = startWatchWorker({ ...settings, purgeUrls }, (line) => out(stamp(line)));
+      // Ctrl-C or SIGTERM from here on, the first build included, stops the watcher after its build (lock released).
+      const signalled = untilSignal().then(() => "signalled" as const);
+      const watcher = startWatchWorker({ ...settings, purgeUrls }, (line) => out(stamp(line)), (runs) => {
+        for (const line of formatRunReports(runs)) out(line);
+      });
       // Whatever stops the start from here stops the watcher too: a process left building with nobody serving would hang.
-      const server = await watcher.firstBuild
-        .then(() => listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher, ...(purgeUrls.length ? { cachePurges: () => watcher.cachePurges } : {}) }, traffic))
-        .catch(async (error: unknown) => {
+      const first = await Promise.race([watcher.firstBuild.then(() => "built" as const), signalled]).catch(async (error: unknown) => {
+        await watcher.close();
+        throw error;
+      });
+      if (first === "signalled") {
+        out(stamp("stopping: the build under way finishes first"));
+        await watcher.close();
+        return;
+      }
+      const server = await listen(settings.distDir, flags, (line) => out(stamp(line)), { runsDir: settings.runsDir, pipeline: settings, jobs: watcher, ...(purgeUrls.length ? { cachePurges: () => watcher.cachePurges } : {}) }, traffic).catch(
+        async (error: unknown) => {
           await watcher.close();
           throw error;
-        });
+        },
+      );
       ignoreHangup((line) => out(stamp(line)));
-      await untilSignal();
+      await signalled;
       await server.close();
       await watcher.close();
     });

@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -140,6 +140,39 @@ describe("start", () => {
     expect(result.stderr).toContain('--port (env PORT): "abc" is not a TCP port');
     expect(existsSync(startDist)).toBe(false);
   });
+
+  it("SIGTERM during the first build: the build finishes, the lock is released, exit 0; a run's errors are printed with their fixes, as watch prints them", async () => {
+    const startRuns = path.join(scratch, "runs-start-signal");
+    await cp(path.join(ROOT, "runs"), startRuns, { recursive: true });
+    // One broken run among the samples: its error must reach the operator's log, not only a count.
+    await newRun({ runsDir: startRuns, name: "2024-05-03-broken", type: "Exercise", reftime: "2024-05-03T12:00:00Z", volcano: { name: "Hekla", lat: 63.98, lon: -19.7 } });
+    await writeFile(path.join(startRuns, "2024-05-03-broken", "run.json"), '{"type": "Drill", "reftime": "2024-05-03T12:00:00Z", "description": "x"}');
+    const startDist = path.join(scratch, "dist-start-signal");
+    const run = (signalOnFirstLine: boolean) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(path.join(ROOT, "bin/ashcast"), ["start", "--runs", startRuns, "--out", startDist, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+        children.push(child);
+        let output = "";
+        let signalled = false;
+        const read = (chunk: Buffer) => {
+          output += chunk.toString("utf8");
+          if (!signalled && (signalOnFirstLine ? output.includes("\n") : output.includes("serving "))) signalled = child.kill("SIGTERM");
+        };
+        child.stdout!.on("data", read);
+        child.stderr!.on("data", read);
+        child.once("exit", (code) => resolve({ code, output }));
+      });
+    const during = await run(true);
+    expect(during.code, during.output).toBe(0);
+    expect(during.output).toContain("stopping: the build under way finishes first");
+    expect(during.output).not.toMatch(/Internal error|Error:/);
+    expect(existsSync(path.join(startDist, ".build.lock"))).toBe(false);
+    // The next start builds and serves (the lock was released), and says what is wrong with the broken run.
+    const next = await run(false);
+    expect(next.code, next.output).toBe(0);
+    expect(next.output).toContain("2024-05-03-broken");
+    expect(next.output).toMatch(/ERROR .*run\.json.*type/);
+  }, 180_000);
 
   it("a port in use after the first build: it exits with code 2, not left running with nobody served", async () => {
     const taken: Server = createServer().listen(0, "127.0.0.1");
