@@ -2,7 +2,9 @@
  * `serve` and `start`: the server's flags checked, then the server started on them. Loaded only by those
  * two commands, so the others never load the server.
  */
-import { startServer, type RunningServer } from "../server/serve.ts";
+import { readTlsFiles, startServer, type RunningServer } from "../server/serve.ts";
+import { loadAccessRules } from "../auth/accessRules.ts";
+import { checkClearBinding } from "../server/transport.ts";
 import { isRemovableVersion, PRODUCT_PATH, productBase } from "../server/app.ts";
 import { loadTraffic, type TrafficSettings } from "../server/limits/trafficConfig.ts";
 import { AddressList } from "../server/limits/addressList.ts";
@@ -72,6 +74,18 @@ export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
     if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
   }
   return { port, httpPort, base, removedVersions, trustedProxies };
+}
+
+/**
+ * What the server would refuse once `start`'s first build is done, checked before it: the access rules, the TLS
+ * certificate and key, plain HTTP beyond loopback. (`serve` meets the same checks in startServer.)
+ */
+export async function checkServeFiles(flags: ServeFlags, traffic: TrafficSettings): Promise<void> {
+  const { trustedProxies } = checkServeFlags(flags);
+  if (flags.accessRules) await loadAccessRules(flags.accessRules);
+  if (flags.tlsCert && flags.tlsKey) await readTlsFiles({ certFile: flags.tlsCert, keyFile: flags.tlsKey });
+  const proxies = trustedProxies ?? traffic.trustedProxies;
+  checkClearBinding(flags.host, flags.tlsCert ? "tls" : proxies.length > 0 ? "proxy" : "loopback");
 }
 
 export async function listen(distDir: string, flags: ServeFlags, log: (line: string) => void, operator?: { runsDir: string; pipeline: PipelineSettings; jobs: JobExecutor; cachePurges?: () => readonly CachePurge[] }, checkedTraffic?: TrafficSettings): Promise<RunningServer> {

@@ -138,7 +138,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   serveOptions(buildOptions(program.command("start")))
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
-      const [{ listen, checkServeFlags }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback, serverUrl }, { checkRunsDirectory }] = await Promise.all([
+      const [{ listen, checkServeFlags, checkServeFiles }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback, serverUrl }, { checkRunsDirectory }] = await Promise.all([
         import("./listen.ts"),
         import("../server/serve.ts"),
         import("../server/limits/trafficConfig.ts"),
@@ -157,8 +157,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
       // build; `serve` is stopped by startServer itself, before it listens.
       await signInSettings(flags.users);
-      // A broken traffic file too: before the first build, not minutes later.
+      // A broken traffic file too, the access rules, the TLS files and serving in clear: before the first build.
       const traffic = await loadTraffic(flags.traffic);
+      await checkServeFiles(flags, traffic);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const [{ startWatchWorker }, { resolvePurgeUrls }] = await Promise.all([import("../build/watchWorker.ts"), import("../build/cachePurger.ts")]);
       const purgeUrls = resolvePurgeUrls(flags.purge);

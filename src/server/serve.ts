@@ -274,7 +274,7 @@ function listenOn(server: Server, port: number, host: string, option: string): P
   });
 }
 
-async function readTlsFiles(tls: NonNullable<ServeOptions["tls"]>): Promise<{ cert: Buffer; key: Buffer }> {
+export async function readTlsFiles(tls: { certFile: string; keyFile: string }): Promise<{ cert: Buffer; key: Buffer }> {
   const read = (file: string, option: string) =>
     readFile(file).catch((error: Error) => {
       throw new UserError(`cannot read the TLS ${option === "--tls-cert" ? "certificate" : "key"}: ${error.message}`, { where: option, fix: "give the path of a PEM file the service's account may read", cause: error });

@@ -139,6 +139,17 @@ describe("start", () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--port (env PORT): "abc" is not a TCP port');
     expect(existsSync(startDist)).toBe(false);
+    // What the server would refuse only once listening: checked before the first build too, nothing published.
+    for (const [flags, named] of [
+      [["--access-rules", path.join(scratch, "no-rules.json")], "no-rules.json"],
+      [["--tls-cert", path.join(scratch, "no.pem"), "--tls-key", path.join(scratch, "no.key")], "--tls-cert"],
+      [["--host", "0.0.0.0", "--public-url", "https://ash.example.org/volcanicashforecast/0.1"], "--host"],
+    ] as const) {
+      const refused = ashcast(["start", "--runs", runs, "--out", startDist, "--port", "0", ...flags]);
+      expect(refused.status, `${flags.join(" ")}: ${refused.stdout}${refused.stderr}`).toBe(2);
+      expect(refused.stderr).toContain(named);
+      expect(existsSync(startDist), flags.join(" ")).toBe(false);
+    }
   });
 
   it("SIGTERM during the first build: the build finishes, the lock is released, exit 0; a run's errors are printed with their fixes, as watch prints them", async () => {
