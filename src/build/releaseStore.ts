@@ -45,21 +45,29 @@ const MAX_KEPT_RELEASES = 100;
 const tmpName = () => `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`;
 
 /**
- * Takes the build lock (one build at a time across processes). Returns the function that releases it,
- * whether the lock was taken over from a build that died (whose temporaries then need sweeping), and when
- * it was taken on the file system's clock (the lock file's ctime): file times from before it can be
- * trusted by the next build (scanRuns.ts, ScanOptions.settledBefore).
+ * Creates the dist directory if need be. What stops it is the operator's to fix (a path that is a file, a
+ * dangling link to a volume not mounted, a directory this user may not write), not a bug: a UserError, which
+ * `watch` and `start` meet before their first build rather than build by build.
  */
-export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean; takenAtMs: number }> {
+export async function ensureDistDirectory(distDir: string): Promise<void> {
   await mkdir(distDir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    // The operator's to fix (a path that is a file, a directory this user may not write), not a bug.
-    if (!["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST"].includes(error.code ?? "")) throw error;
+    if (!["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOENT", "ELOOP"].includes(error.code ?? "")) throw error;
     throw new UserError("cannot create the dist directory", {
       where: distDir,
       fix: "give --out (ASHCAST_DIST) a directory this user may create and write, on a writable file system",
       cause: error,
     });
   });
+}
+
+/**
+ * Takes the build lock (one build at a time across processes). Returns the function that releases it,
+ * whether the lock was taken over from a build that died (whose temporaries then need sweeping), and when
+ * it was taken on the file system's clock (the lock file's ctime): file times from before it can be
+ * trusted by the next build (scanRuns.ts, ScanOptions.settledBefore).
+ */
+export async function acquireBuildLock(distDir: string): Promise<{ release: () => Promise<void>; takenOver: boolean; takenAtMs: number }> {
+  await ensureDistDirectory(distDir);
   const lockPath = path.join(distDir, LOCK_FILE);
   const attempt = await tryLock(lockPath, TMP_PREFIX);
   if (attempt.kind === "taken") {

@@ -12,7 +12,7 @@ import chokidar, { type FSWatcher } from "chokidar";
 import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
 import type { CachePurger } from "./cachePurger.ts";
-import { cleanDist, type DistCleanup } from "./releaseStore.ts";
+import { cleanDist, ensureDistDirectory, type DistCleanup } from "./releaseStore.ts";
 import { checkRunsDirectory } from "./runsDirectory.ts";
 import { isTemporaryName } from "../contract/runFolderNames.ts";
 
@@ -49,6 +49,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   const distDir = path.resolve(options.distDir);
   // Refused before watching starts: a missing folder or one run folder is the operator's mistake, not a build's.
   await checkRunsDirectory(runsDir);
+  await ensureDistDirectory(distDir);
 
   let building: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -138,12 +138,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   serveOptions(buildOptions(program.command("start")))
     .description("watch runs/ and serve dist/ in one process (what npm start runs)")
     .action(async (flags: ServeFlags & BuildFlags) => {
-      const [{ listen, checkServeFlags, checkServeFiles }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback, serverUrl }, { checkRunsDirectory }] = await Promise.all([
+      const [{ listen, checkServeFlags, checkServeFiles }, { signInSettings }, { loadTraffic }, { checkFeedLinks, isLoopback, serverUrl }, { checkRunsDirectory }, { ensureDistDirectory }] = await Promise.all([
         import("./listen.ts"),
         import("../server/serve.ts"),
         import("../server/limits/trafficConfig.ts"),
         import("../server/transport.ts"),
         import("../build/runsDirectory.ts"),
+        import("../build/releaseStore.ts"),
       ]);
       // The flags and the runs directory before the first build, not minutes later after it.
       const { port, base } = checkServeFlags(flags);
@@ -152,6 +153,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const ownUrl = port === 0 || !isLoopback(flags.host) || fromEnv("ASHCAST_PUBLIC_URL") ? undefined : serverUrl("http", flags.host, port, base);
       const settings = resolveBuildSettings({ ...flags, ...(flags.publicUrl === undefined && ownUrl ? { publicUrl: ownUrl } : {}) });
       await checkRunsDirectory(settings.runsDir);
+      await ensureDistDirectory(settings.distDir);
       // Before the first build: it would publish a changelog whose links only this machine can follow.
       checkFeedLinks(flags.host, settings.publicUrl);
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first

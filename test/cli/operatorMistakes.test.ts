@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -66,10 +66,18 @@ describe("build", () => {
   it("an --out it cannot create is the operator's to fix (exit 2), not an internal error", async () => {
     const file = path.join(scratch, "a-file");
     await writeFile(file, "");
-    const result = ashcast(["build", "--runs", runs, "--out", path.join(file, "dist")]);
-    expect(result.status, result.stderr).toBe(2);
-    expect(result.stderr).toContain(`${path.join(file, "dist")}: cannot create the dist directory`);
-    expect(result.stderr).not.toMatch(/Internal error/);
+    // Under a file, and through a link to a volume that is not mounted; build, watch and start alike (the two
+    // that keep running stop at once rather than log a failed build on every change).
+    const dangling = path.join(scratch, "dist-on-missing-volume");
+    await symlink(path.join(scratch, "no-volume", "dist"), dangling);
+    for (const out of [path.join(file, "dist"), dangling]) {
+      for (const command of ["build", "watch", "start"]) {
+        const result = ashcast([command, "--runs", runs, "--out", out, ...(command === "start" ? ["--port", "0"] : [])]);
+        expect(result.status, `${command} ${out}: ${result.stdout}${result.stderr}`).toBe(2);
+        expect(result.stderr).toContain(`${out}: cannot create the dist directory`);
+        expect(result.stderr).not.toMatch(/Internal error/);
+      }
+    }
   });
 
   it("a blank environment variable counts as unset: ASHCAST_RUNS= is not the current directory", () => {
