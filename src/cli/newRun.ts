@@ -3,6 +3,7 @@
  * Written as `<name>.part` and renamed, so a watcher never sees it half-made.
  */
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { isRunFolderName } from "../contract/runFolderNames.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RunType } from "../contract/ashModel.ts";
@@ -21,8 +22,15 @@ export interface NewRunOptions {
 }
 
 export async function newRun(options: NewRunOptions): Promise<string> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(options.name) || options.name.endsWith(".part")) {
-    throw new UserError(`"${options.name}" is not a usable folder name`, { where: "NAME", fix: "use letters, digits, '-', '_' and '.', e.g. 2024-05-01-hekla" });
+  // The names a build skips (editor temporaries, .part): a run made under one would never be published.
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(options.name) || !isRunFolderName(options.name)) {
+    throw new UserError(`"${options.name}" is not a usable folder name`, { where: "NAME", fix: "use letters, digits, '-', '_' and '.', not ending .part, .tmp, .swp or ~, e.g. 2024-05-01-hekla" });
+  }
+  // The runs directory's parent must exist: a mistyped --runs is refused, not created with every folder above it.
+  const runsStat = await stat(options.runsDir).catch(() => undefined);
+  if (runsStat !== undefined && !runsStat.isDirectory()) throw new UserError("the runs directory is not a directory", { where: options.runsDir, fix: "point --runs (ASHCAST_RUNS) at the folder of run folders" });
+  if (runsStat === undefined && !(await stat(path.dirname(path.resolve(options.runsDir))).then((parent) => parent.isDirectory(), () => false))) {
+    throw new UserError("neither the runs directory nor the folder it would be made in exists", { where: options.runsDir, fix: "check the --runs (ASHCAST_RUNS) path, or create its parent folder first" });
   }
   const reftime = options.reftime === undefined ? formatInstant(Math.floor((options.now ?? (() => new Date()))().getTime() / 3_600_000) * 3_600_000) : normaliseInstant(options.reftime);
   if (!reftime) throw new UserError(`"${options.reftime}" is not a date-time`, { where: "--reftime", fix: `write it as ${INSTANT_FORM}` });

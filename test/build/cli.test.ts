@@ -213,4 +213,24 @@ describe("ashcast new-run", () => {
     for (const type of ["Exercise", "Rehearsal", "Real Eruption"]) expect(stderr).toContain(type);
     expect(await exists(path.join(ws.runsDir, "hekla"))).toBe(false);
   });
+
+  it("refuses a name the build would skip, a mistyped --runs whose parent does not exist and one that is a file: exit 2, nothing created", async () => {
+    for (const name of ["hekla.tmp", "hekla.swp", "_draft", "hekla~"]) {
+      const { code, stderr } = await ashcast(["new-run", name, "--type", "Exercise", "--runs", ws.runsDir]);
+      expect(code, name).toBe(2);
+      expect(stderr).toContain("not a usable folder name");
+      expect(await exists(path.join(ws.runsDir, name))).toBe(false);
+    }
+    const typo = path.join(ws.root, "no-such-parent", "runs");
+    const missing = await ashcast(["new-run", "hekla", "--type", "Exercise", "--runs", typo]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`${typo}: neither the runs directory nor the folder it would be made in exists`);
+    expect(await exists(path.dirname(typo))).toBe(false);
+    const file = path.join(ws.root, "a-file");
+    await writeFile(file, "");
+    const notDir = await ashcast(["new-run", "hekla", "--type", "Exercise", "--runs", file]);
+    expect(notDir.code).toBe(2);
+    expect(notDir.stderr).toContain(`${file}: the runs directory is not a directory`);
+    expect(notDir.stderr).not.toMatch(/Internal error/);
+  });
 });
