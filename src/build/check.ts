@@ -13,6 +13,7 @@ import { renderRun } from "./renderRun.ts";
 import { isRunFolderName } from "../contract/runFolderNames.ts";
 import { listRunFolders, scanRun, scanRuns, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
+import { RUN_FILE } from "./runsDirectory.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
 
 export interface CheckResult {
@@ -23,13 +24,21 @@ export interface CheckResult {
 
 export async function check(dir: string, settings: PipelineSettings = {}): Promise<CheckResult> {
   const dirStat = await stat(dir).catch(() => undefined);
-  if (!dirStat?.isDirectory()) throw new UserError("no such directory", { where: dir, fix: "give a runs directory or one run folder" });
-  const scanned = (await isSingleRunFolder(dir))
+  if (!dirStat) throw new UserError("no such directory", { where: dir, fix: "give a runs directory or one run folder" });
+  if (!dirStat.isDirectory()) throw new UserError("a file, not a directory", { where: dir, fix: "give a runs directory or one run folder" });
+  const single = await isSingleRunFolder(dir);
+  const scanned = single
     ? [(await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), {})).run]
     : (await scanRuns(dir, listRunFolders(dir), {})).map((entry) => entry.run);
 
   const states: Record<string, RunState> = {};
   for (const run of scanned) states[run.folder] = await checkRun(run, settings);
+  // One run folder under a name the build skips (a `_draft`, an editor's `.tmp`): it would never be published.
+  const skipped = single && !isRunFolderName(path.basename(path.resolve(dir))) ? scanned[0] : undefined;
+  if (skipped) {
+    states[skipped.folder]!.issues.unshift({ severity: "error", file: skipped.folder, message: "the build skips a folder named so (starting with . or _, or an editor's temporary name)", fix: "rename the folder, e.g. 2024-05-01-hekla, to have it published" });
+    delete states[skipped.folder]!.current;
+  }
   const decision = decidePublished(states);
   const runs = scanned.map((run): RunReport => {
     const state = states[run.folder]!;
@@ -63,9 +72,14 @@ async function checkRun(run: ScannedRun, settings: PipelineSettings): Promise<Ru
   };
 }
 
-/** A folder holding files (and no run folders) is one run; otherwise it is a runs directory. */
+/**
+ * A folder holding a run's files (run.json, volcano.xml, model output, KML) is one run, whatever else it holds
+ * (a sub-folder in it is then refused as the build refuses it); so is one holding other files and no run folder.
+ * Otherwise it is a runs directory.
+ */
 async function isSingleRunFolder(dir: string): Promise<boolean> {
   const entries = await readdir(dir, { withFileTypes: true });
+  if (entries.some((e) => e.isFile() && RUN_FILE.test(e.name))) return true;
   const hasRunFolders = entries.some((e) => e.isDirectory() && isRunFolderName(e.name));
   const hasFiles = entries.some((e) => e.isFile() && !e.name.startsWith("."));
   return hasFiles && !hasRunFolders;

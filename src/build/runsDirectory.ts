@@ -9,11 +9,14 @@ import { isRunFolderName } from "../contract/runFolderNames.ts";
 import { UserError } from "../errors.ts";
 
 /** Files that only a run folder holds: its manifest, the eruption, model output and forecasters' drawings. */
-const RUN_FILE = /^(run\.json|volcano\.xml)$|\.(nc|nc4|kml|kmz)$/i;
+export const RUN_FILE = /^(run\.json|volcano\.xml)$|\.(nc|nc4|kml|kmz)$/i;
 
 export async function checkRunsDirectory(runsDir: string): Promise<void> {
   const runsStat = await stat(runsDir).catch(() => undefined);
-  if (!runsStat?.isDirectory()) {
+  if (runsStat !== undefined && !runsStat.isDirectory()) {
+    throw new UserError("the runs directory is a file, not a directory", { where: runsDir, fix: "point --runs (ASHCAST_RUNS) at the folder that holds the run folders" });
+  }
+  if (!runsStat) {
     throw new UserError("the runs directory does not exist", { where: runsDir, fix: "create it, or point --runs (ASHCAST_RUNS) at the folder that holds the run folders" });
   }
   const entries = await readdir(runsDir, { withFileTypes: true });

@@ -138,6 +138,31 @@ describe("ashcast check", () => {
     expect(notOk.stdout).toContain("1 run folder: 1 invalid");
   });
 
+  it("a single run folder holding a sub-folder, or named as the build skips it: the errors the build would give", async () => {
+    const nested = await writeKmlRun(ws.runsDir, "nested");
+    await mkdir(path.join(nested.dir, "extras"));
+    const withSub = await ashcast(["check", nested.dir], ws.root);
+    expect(withSub.code).toBe(1);
+    expect(withSub.stdout).toMatch(/ERROR nested\/extras: /);
+    expect(withSub.stdout).toContain("1 run folder: 1 invalid");
+    const draft = await writeKmlRun(ws.runsDir, "_draft");
+    const skipped = await ashcast(["check", draft.dir], ws.root);
+    expect(skipped.code).toBe(1);
+    expect(skipped.stdout).toMatch(/ERROR _draft: the build skips a folder named so/);
+    expect(skipped.stdout).toContain("1 run folder: 1 invalid");
+  });
+
+  it("a file instead of a directory: exit 2 saying so, for check and for build's --runs", async () => {
+    const file = path.join(ws.root, "a-file");
+    await writeFile(file, "");
+    const checked = await ashcast(["check", file], ws.root);
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toContain(`${file}: a file, not a directory`);
+    const built = await ashcast(["build", "--runs", file, "--out", ws.distDir], ws.root);
+    expect(built.code).toBe(2);
+    expect(built.stderr).toContain(`${file}: the runs directory is a file, not a directory`);
+  });
+
   it("exits 2 on a directory that does not exist", async () => {
     const { code, stderr } = await ashcast(["check", path.join(ws.root, "nowhere")], ws.root);
     expect(code).toBe(2);
