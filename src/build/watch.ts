@@ -6,7 +6,7 @@
  * Whatever a build finds is validated fully, so a file caught half-written is an invalid run, never a
  * published one.
  */
-import { stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import chokidar, { type FSWatcher } from "chokidar";
 import { formatError } from "../errors.ts";
@@ -147,7 +147,12 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: Math.min(100, stabilityMs) },
     depth: 2,
   });
-  watcher.on("all", (event, filePath, stats) => onEvent(event, filePath, stats));
+  watcher.on("all", (event, filePath, stats) => {
+    // A new folder is built at once only when its files are all in place (a finished folder renamed in); one being
+    // copied is built when its files' own events come, held back until each stops growing (awaitWriteFinish).
+    if (event === "addDir") void settledFolder(filePath, stabilityMs).then((settled) => settled && onEvent(event, filePath, stats));
+    else onEvent(event, filePath, stats);
+  });
   await new Promise<void>((resolve, reject) => {
     watcher.once("ready", resolve);
     watcher.once("error", reject);
@@ -194,4 +199,13 @@ export function isIgnored(candidate: string, runsDir: string, distDir: string): 
   const relative = path.relative(runsDir, absolute);
   if (!relative || relative.startsWith("..")) return false;
   return relative.split(path.sep).some((segment) => isTemporaryName(segment));
+}
+
+/** Whether a folder holds files and none of them (nor the folder's list) changed within the last `stabilityMs`. */
+async function settledFolder(folder: string, stabilityMs: number): Promise<boolean> {
+  const since = Date.now() - stabilityMs;
+  const entries = await readdir(folder).catch(() => [] as string[]);
+  if (entries.length === 0) return false;
+  const times = await Promise.all([folder, ...entries.map((name) => path.join(folder, name))].map((entry) => lstat(entry).then((stats) => stats.mtimeMs, () => Number.POSITIVE_INFINITY)));
+  return times.every((mtimeMs) => mtimeMs < since);
 }

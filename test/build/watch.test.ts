@@ -228,6 +228,26 @@ describe("watchRuns: files arriving slowly", () => {
     expect(s.logs.some((line) => /^published \d+ ms after the last change was written$/.test(line)), s.logs.join("\n")).toBe(true);
   });
 
+  test("a new folder whose file is still being written starts no build by itself: its files' events do, once they stop growing", async () => {
+    const s = await startSession((runs) => writeRun(runs, "run-a", spec(0, "Run A.")));
+    await s.watcher.idle();
+    const buildsBefore = s.outcomes.length;
+    const folder = path.join(s.runsDir, "run-c");
+    await mkdir(folder);
+    const growing = await open(path.join(folder, "advisory.kml"), "w");
+    try {
+      // Written to every 100 ms for longer than any debounce: neither the folder's event nor the file's starts a build.
+      for (let i = 0; i < QUIET_MS / 100; i++) {
+        await growing.write(`<!-- ${i} -->\n`);
+        await sleep(100);
+      }
+      expect(s.outcomes.slice(buildsBefore).filter((o) => reportOf(o, "run-c") !== undefined)).toEqual([]);
+    } finally {
+      await growing.close();
+    }
+    await s.poller.stop();
+  });
+
   test("a run rewritten slowly in place keeps its last good version served until the new one is whole", async () => {
     const random = seededRandom(77);
     const before = spec(0, "Run A, first version.", { steps: 3, layers: ["advisory.kml", "cloud.kml"] });
