@@ -141,23 +141,42 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
 
   pending = true;
   building = loop(); // the first build, before watching catches up
-  const watcher: FSWatcher = chokidar.watch(runsDir, {
-    ignoreInitial: true,
-    ignored: (candidate: string) => isIgnored(candidate, runsDir, distDir),
-    awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: Math.min(100, stabilityMs) },
-    depth: 2,
-  });
-  watcher.on("all", (event, filePath, stats) => {
-    // A new folder is built at once only when its files are all in place (a finished folder renamed in); one being
-    // copied is built when its files' own events come, held back until each stops growing (awaitWriteFinish).
-    if (event === "addDir") void settledFolder(filePath, stabilityMs).then((settled) => settled && onEvent(event, filePath, stats));
-    else onEvent(event, filePath, stats);
-  });
-  await new Promise<void>((resolve, reject) => {
-    watcher.once("ready", resolve);
-    watcher.once("error", reject);
-  });
-  watcher.on("error", (error) => log(`watch error: ${formatError(error)}`));
+  const startWatching = async (): Promise<FSWatcher> => {
+    const created = chokidar.watch(runsDir, {
+      ignoreInitial: true,
+      ignored: (candidate: string) => isIgnored(candidate, runsDir, distDir),
+      awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: Math.min(100, stabilityMs) },
+      depth: 2,
+    });
+    created.on("all", (event, filePath, stats) => {
+      if (event === "addDir") whenSettled(filePath, 0);
+      else onEvent(event, filePath, stats);
+    });
+    await new Promise<void>((resolve, reject) => {
+      created.once("ready", resolve);
+      created.once("error", reject);
+    });
+    created.on("error", (error) => log(`watch error: ${formatError(error)}`));
+    return created;
+  };
+  /**
+   * A new folder is built once its files are all in place: at once for a finished folder renamed in, and for one
+   * still being copied once nothing in it has changed for `stabilityMs` (looked at again every `stabilityMs`, for
+   * a minute at most). Its files' own events come too, but chokidar may miss files made as the folder is.
+   */
+  const settling = new Set<NodeJS.Timeout>();
+  const whenSettled = (folder: string, attempt: number): void => {
+    void settledFolder(folder, stabilityMs).then((state) => {
+      if (state === "gone") return;
+      if (state === "settled" || attempt * stabilityMs >= 60_000) return onEvent("addDir", folder);
+      const retry = setTimeout(() => {
+        settling.delete(retry);
+        whenSettled(folder, attempt + 1);
+      }, stabilityMs);
+      settling.add(retry);
+    });
+  };
+  let watcher = await startWatching();
   // A folder deleted while chokidar was starting would otherwise go unnoticed until the next change.
   const gone = await stat(runsDir).then(() => undefined, (error: unknown) => error);
   if (gone !== undefined) {
@@ -166,6 +185,36 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     await checkRunsDirectory(runsDir); // says what is wrong, as a user error
     throw gone;
   }
+
+  // The runs directory itself removed, or swapped for another (mv runs runs.old; mv new runs): chokidar stops
+  // following it. Looked at every second: while it is gone the last release stays served (and the process stays
+  // up); when it is back, watching starts again on it and every run folder is looked at.
+  let watchedInode = (await stat(runsDir)).ino;
+  let missing = false;
+  let rearming: Promise<void> | undefined;
+  const rearm = async (): Promise<void> => {
+    const now = await stat(runsDir).catch(() => undefined);
+    if (now === undefined || !now.isDirectory()) {
+      if (!missing) log(`the runs directory ${runsDir} is gone: the last release stays served; watching again once it is back`);
+      missing = true;
+      return;
+    }
+    if (!missing && now.ino === watchedInode) return;
+    const why = missing ? "came back" : "was replaced";
+    log(`the runs directory ${runsDir} ${why}: watching it again`);
+    missing = false;
+    watchedInode = now.ino;
+    await watcher.close();
+    watcher = await startWatching();
+    reasons.add(`the runs directory ${why}`);
+    changedFolders = undefined; // every folder looked at
+    schedule();
+  };
+  const guard = setInterval(() => {
+    rearming ??= rearm()
+      .catch((error: unknown) => log(`watch error: ${formatError(error)}`))
+      .finally(() => (rearming = undefined));
+  }, 1000);
 
   return {
     idle: () => (building || timer ? new Promise<void>((resolve) => idleWaiters.push(resolve)) : Promise.resolve()),
@@ -184,6 +233,9 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
         return cleaned;
       }),
     async close() {
+      clearInterval(guard);
+      for (const retry of settling) clearTimeout(retry);
+      await rearming;
       if (timer) clearTimeout(timer);
       timer = undefined;
       await watcher.close();
@@ -202,10 +254,11 @@ export function isIgnored(candidate: string, runsDir: string, distDir: string): 
 }
 
 /** Whether a folder holds files and none of them (nor the folder's list) changed within the last `stabilityMs`. */
-async function settledFolder(folder: string, stabilityMs: number): Promise<boolean> {
+async function settledFolder(folder: string, stabilityMs: number): Promise<"settled" | "changing" | "gone"> {
   const since = Date.now() - stabilityMs;
-  const entries = await readdir(folder).catch(() => [] as string[]);
-  if (entries.length === 0) return false;
+  const entries = await readdir(folder).catch(() => undefined);
+  if (entries === undefined) return "gone";
+  if (entries.length === 0) return "changing";
   const times = await Promise.all([folder, ...entries.map((name) => path.join(folder, name))].map((entry) => lstat(entry).then((stats) => stats.mtimeMs, () => Number.POSITIVE_INFINITY)));
-  return times.every((mtimeMs) => mtimeMs < since);
+  return times.every((mtimeMs) => mtimeMs < since) ? "settled" : "changing";
 }

@@ -153,7 +153,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       const ownUrl = port === 0 || !isLoopback(flags.host) || fromEnv("ASHCAST_PUBLIC_URL") ? undefined : serverUrl("http", flags.host, port, base);
       const settings = resolveBuildSettings({ ...flags, ...(flags.publicUrl === undefined && ownUrl ? { publicUrl: ownUrl } : {}) });
       await checkRunsDirectory(settings.runsDir);
-      await ensureDistDirectory(settings.distDir);
       // Before the first build: it would publish a changelog whose links only this machine can follow.
       checkFeedLinks(flags.host, settings.publicUrl);
       // Users who could never sign in (no AUTH_HASH_SALT or no token key) stop the start before the first
@@ -162,6 +161,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // A broken traffic file too, the access rules, the TLS files and serving in clear: before the first build.
       const traffic = await loadTraffic(flags.traffic);
       await checkServeFiles(flags, traffic);
+      await ensureDistDirectory(settings.distDir);
       // Builds run in a worker thread, so requests are answered while a run is contoured and drawn.
       const [{ startWatchWorker }, { resolvePurgeUrls }] = await Promise.all([import("../build/watchWorker.ts"), import("../build/cachePurger.ts")]);
       const purgeUrls = resolvePurgeUrls(flags.purge);

@@ -526,6 +526,32 @@ describe("watchRuns: changes, withdrawals and bad runs", () => {
     await expectWholeTree(s.distDir);
   });
 
+  test("the runs directory swapped for another (mv runs runs.old; mv runs.new runs), then removed and restored: watching follows it", async () => {
+    const a = spec(0, "Run A.");
+    const b = spec(6, "Run B, in the new runs directory.");
+    const s = await startSession((runs) => writeRun(runs, "run-a", a));
+    const fresh = path.join(s.root, "runs.new");
+    await mkdir(fresh);
+    await writeRun(fresh, "run-a", a);
+    await writeRun(fresh, "run-b", b);
+    await rename(s.runsDir, path.join(s.root, "runs.old"));
+    await rename(fresh, s.runsDir);
+    await waitFor("run B published from the new runs directory", async () => (await servedModel(s.distDir, b.reftime)) !== undefined, 20_000);
+    expect(s.logs.some((line) => line.includes("was replaced: watching it again")), s.logs.join("\n")).toBe(true);
+    // Gone: the release stays served, and the watcher waits. Back with a new run: it is published.
+    const aside = path.join(s.root, "runs.aside");
+    await rename(s.runsDir, aside);
+    await waitFor("the watcher to notice the runs directory gone", () => s.logs.some((line) => line.includes("is gone: the last release stays served")), 20_000);
+    expect((await readServed(s.distDir))?.index.reftimes).toEqual([b.reftime, a.reftime]);
+    const c = spec(12, "Run C, added while the runs directory was away.");
+    await writeRun(aside, "run-c", c);
+    await rename(aside, s.runsDir);
+    await waitFor("run C published once the runs directory is back", async () => (await servedModel(s.distDir, c.reftime)) !== undefined, 20_000);
+    await s.watcher.idle();
+    await s.poller.stop();
+    await expectWholeTree(s.distDir);
+  });
+
   test("a bad run file is reported, watching goes on, and the other runs stay served", async () => {
     const a = spec(0, "Run A.");
     const b = spec(6, "Run B.");
