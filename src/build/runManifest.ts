@@ -7,7 +7,10 @@ import { z } from "zod";
 import { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import { INSTANT_FORM, parseInstant } from "../time/instant.ts";
 
-const Instant = z.string().refine((text) => parseInstant(text) !== undefined, { message: `expected an ISO 8601 date-time, ${INSTANT_FORM}` });
+// A date-time without its zone is the usual slip: said as such (a reftime read in local time would be hours off).
+const Instant = z.string().refine((text) => parseInstant(text) !== undefined, {
+  error: (issue) => (typeof issue.input === "string" && parseInstant(`${issue.input.trim()}Z`) !== undefined ? `the date-time has no zone: add Z for UTC, ${INSTANT_FORM}` : `expected an ISO 8601 date-time, ${INSTANT_FORM}`),
+});
 const HttpUrl = z.url({ protocol: /^https?$/, error: "expected an absolute http:// or https:// URL" });
 /** A file in the run folder: a plain name, no directories, nothing hidden. */
 const RunFileName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "expected a file name in the run folder (letters, digits, _ . -; no directories)");

@@ -14,7 +14,8 @@ export interface ValidatedRun {
 export async function validateRun(run: ScannedRun, settings: PipelineSettings): Promise<ValidatedRun> {
   const issues = new Issues();
   for (const refused of run.refused) {
-    issues.error(refused.name === "." ? run.folder : `${run.folder}/${refused.name}`, refused.why, "replace it with a plain file or folder, or remove it");
+    const folder = refused.name === ".";
+    issues.error(folder ? run.folder : `${run.folder}/${refused.name}`, refused.why, folder ? "replace the link with the run folder itself" : "replace it with a plain file, or remove it (a run folder holds files only)");
   }
   // The folder itself refused (a symbolic link): none of its files was read, so nothing more can be said of them.
   if (run.refused.some((refused) => refused.name === ".")) return { issues };

@@ -72,6 +72,7 @@ export function checkServeFlags(flags: ServeFlags): CheckedServeFlags {
     httpPort = Number(flags.httpPort);
     if (flags.httpPort.trim() === "" || !Number.isInteger(httpPort) || httpPort < 0 || httpPort > 65535) throw new UserError(`"${flags.httpPort}" is not a TCP port`, { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give a number from 0 to 65535" });
     if (flags.tlsCert === undefined) throw new UserError("--http-port redirects to HTTPS, which is not configured", { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give --tls-cert and --tls-key too, or leave --http-port out" });
+    if (httpPort === port && port !== 0) throw new UserError(`--http-port is --port (${port}): HTTPS and its plain-HTTP redirect need a port each`, { where: "--http-port (env ASHCAST_HTTP_PORT)", fix: "give another port, e.g. --port 8443 --http-port 8080" });
   }
   return { port, httpPort, base, removedVersions, trustedProxies };
 }

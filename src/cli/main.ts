@@ -4,6 +4,7 @@
  * not run (bad flag, missing directory, build locked); 70 internal error (a bug: please report it).
  */
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
 import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
@@ -78,7 +79,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .action(async (flags: BuildFlags & { debounce: string }) => {
       const settings = resolveBuildSettings(flags);
       const debounceMs = Number(flags.debounce);
-      if (!Number.isFinite(debounceMs) || debounceMs < 0) throw new UserError(`"${flags.debounce}" is not a number of milliseconds`, { where: "--debounce", fix: "give e.g. --debounce 400" });
+      if (!Number.isFinite(debounceMs) || debounceMs < 0 || debounceMs > 600_000) throw new UserError(`"${flags.debounce}" is not a number of milliseconds from 0 to 600000`, { where: "--debounce", fix: "give e.g. --debounce 400" });
       const [{ watchRuns }, { createPurger, resolvePurgeUrls }] = await Promise.all([import("../build/watch.ts"), import("../build/cachePurger.ts")]);
       const watcher = await watchRuns({
         ...settings,
@@ -116,6 +117,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Not ASHCAST_WORKERS: that is the build's worker threads (0 allowed), which an operator may set for a whole host.
     .option("--workers <n>", "server processes sharing the port, or auto for one per core; SIGHUP replaces them one at a time (env ASHCAST_SERVE_WORKERS)", fromEnv("ASHCAST_SERVE_WORKERS") ?? "1")
     .action(async (flags: ServeFlags & { out?: string; dist?: string; workers: string }) => {
+      if (flags.out !== undefined && flags.dist !== undefined && path.resolve(flags.out) !== path.resolve(flags.dist)) {
+        throw new UserError(`--out ${flags.out} and --dist ${flags.dist} name two directories`, { where: "--out, --dist", fix: "give one of them (they are the same option)" });
+      }
       const dist = flags.out ?? flags.dist;
       const settings = resolveBuildSettings(dist ? { out: dist } : {});
       const cluster = await import("./cluster.ts");

@@ -117,6 +117,12 @@ describe("malformed run.json", () => {
     expect(syntax!.message.match(/line \d+/g)).toHaveLength(1);
   });
 
+  it("a reftime without its zone is said to lack it", async () => {
+    await writeKmlRun(ws.runsDir, "zoneless", { manifest: { reftime: "2024-05-01T12:00:00" } });
+    const result = await buildNow();
+    expect(errorsOf(result, "zoneless")).toEqual([expect.objectContaining({ field: "reftime", message: expect.stringMatching(/^the date-time has no zone: add Z for UTC/) })]);
+  });
+
   it("reports an unknown field, naming it", async () => {
     await writeKmlRun(ws.runsDir, "unknown", { manifest: { colour: "red" } });
     await writeKmlRun(ws.runsDir, "nested", {

@@ -129,6 +129,18 @@ describe("serve's flags", () => {
     expect(removed.stderr).toContain('--removed-versions (env ASHCAST_REMOVED_VERSIONS): "0.1" is not a removed product version');
   });
 
+  it("conflicting flags: --out and --dist naming two directories, --http-port equal to --port; watch's --debounce out of range", () => {
+    const both = ashcast(["serve", "--out", dist, "--dist", path.join(scratch, "elsewhere"), "--port", "0"]);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain("name two directories");
+    const same = ashcast(["serve", "--out", dist, "--port", "8443", "--http-port", "8443", "--tls-cert", "c.pem", "--tls-key", "k.pem"]);
+    expect(same.status).toBe(2);
+    expect(same.stderr).toContain("--http-port is --port (8443)");
+    const debounce = ashcast(["watch", "--runs", runs, "--out", dist, "--debounce", "99999999999"]);
+    expect(debounce.status).toBe(2);
+    expect(debounce.stderr).toContain("--debounce");
+  });
+
   it("a --host that is no address and no name: exit 2 naming --host, not an internal error", () => {
     const published = path.join(scratch, "dist-public");
     expect(ashcast(["build", "--runs", runs, "--out", published, "--public-url", "https://ash.example.org/volcanicashforecast/0.1"]).status).toBe(0);
