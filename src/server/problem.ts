@@ -28,20 +28,25 @@ export function writeProblem(req: IncomingMessage, res: ServerResponse, status: 
  * A request node:http could not parse (a header block over its limit, a malformed request line, a request that
  * timed out): answered as a problem like every other error, then closed, instead of node's bare status line.
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === "ECONNRESET" || !socket.writable) {
-    socket.destroy();
-    return;
+export function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  // As node's own handler: an answer only where no response has begun on the connection (it looks at the same
+  // socket field), written, then the connection destroyed (not ended: the rest of a bad request is not read).
+  const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (error.code !== "ECONNRESET" && socket.writable && response?.headersSent !== true) {
+    const [status, detail] =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "the request's target and headers are larger than this server reads: send a shorter request"]
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "the request was not received in time: send it again"]
+          : [400, "the request is not well-formed HTTP/1.1: check the request line and headers"];
+    // The problem as the body, unless the bytes that failed may belong to a HEAD request (whose answer has none):
+    // only where they are a request line of another method.
+    const packet = error.rawPacket?.subarray(0, 8).toString("latin1") ?? "";
+    const body = /^[A-Z]+ /.test(packet) && !packet.startsWith("HEAD ") ? problemJson(status, detail) : "";
+    const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, `content-type: ${PROBLEM_CONTENT_TYPE}`, "cache-control: no-store", `content-length: ${Buffer.byteLength(body)}`, "connection: close"];
+    socket.write(`${head.join("\r\n")}\r\n\r\n${body}`);
   }
-  const [status, detail] =
-    error.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "the request's target and headers are larger than this server reads: send a shorter request"]
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? [408, "the request was not received in time: send it again"]
-        : [400, "the request is not well-formed HTTP/1.1: check the request line and headers"];
-  const body = problemJson(status, detail);
-  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, `content-type: ${PROBLEM_CONTENT_TYPE}`, "cache-control: no-store", `content-length: ${Buffer.byteLength(body)}`, "connection: close"];
-  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  socket.destroy();
 }
 
 /** A request target that is not a path (`*`, an authority): a problem, before any router sees it. */
