@@ -35,6 +35,8 @@ export function publishedBox(box: LatLonBoxModel): LatLonBoxModel {
   const b = unwrappedBox(box);
   if (b.east - b.west >= 360) return { north: b.north, south: b.south, west: -180, east: 180 };
   const wrap = (lon: number): number => {
+    // In range already: as it is (lon + 180 - 180 need not give lon back: -22.581 became -22.581000000000017).
+    if (lon >= -180 && lon <= 180) return lon;
     const wrapped = ((((lon + 180) % 360) + 360) % 360) - 180;
     return wrapped === -180 && lon > 0 ? 180 : wrapped;
   };

@@ -5,6 +5,8 @@ describe("longitude/latitude boxes across the antimeridian", () => {
   it("publishes a box past 180° wrapped, east < west", () => {
     expect(publishedBox({ north: 56, south: 53, west: 177, east: 187.5 })).toEqual({ north: 56, south: 53, west: 177, east: -172.5 });
     expect(publishedBox({ north: 10, south: 0, west: -190, east: -170 })).toEqual({ north: 10, south: 0, west: 170, east: -170 });
+    // Within ±180 already: the very numbers, no round trip through the wrap (-22.581 came back -22.581000000000017).
+    expect(publishedBox({ north: 65, south: 63, west: -22.581, east: -12.3 })).toEqual({ north: 65, south: 63, west: -22.581, east: -12.3 });
     expect(publishedBox({ north: 1, south: 0, west: -20, east: 30 })).toEqual({ north: 1, south: 0, west: -20, east: 30 });
     expect(publishedBox({ north: 1, south: 0, west: 170, east: 180 })).toEqual({ north: 1, south: 0, west: 170, east: 180 });
     expect(publishedBox({ north: 1, south: 0, west: 0, east: 360 })).toEqual({ north: 1, south: 0, west: -180, east: 180 });
