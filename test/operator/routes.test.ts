@@ -168,7 +168,15 @@ describe("POST /upload", () => {
   it("refuses what is not an upload: 415 for other bodies, 400 for a bad folder name, 401 without sign-in, 405 for GET", async () => {
     expectProblem(await upload(Buffer.from("{}"), "application/json"), 415);
     const { body, type } = await multipart({ "run.json": "{}" });
-    for (const name of ["../x", ".hidden", "a/b", "x".repeat(101)]) expectProblem(await upload(body, type, `?folder=${encodeURIComponent(name)}`), 400);
+    // Names the build skips too: a run uploaded under one would never be published.
+    for (const name of ["../x", ".hidden", "a/b", "x".repeat(101), "katla.part", "katla.tmp", "katla.swp", "katla~"]) expectProblem(await upload(body, type, `?folder=${encodeURIComponent(name)}`), 400);
+    // A multipart file name with a path in it is refused, not cut to its last part.
+    const before = await runsEntries();
+    for (const name of ["../../evil/run.json", "/etc/run.json", "..\\..\\run.json", "sub/run.json"]) {
+      const pathed = await multipart({ [name]: "{}" });
+      expect(expectProblem(await upload(pathed.body, pathed.type, "?folder=pathed"), 400).detail, name).toMatch(/not a plain file name/);
+    }
+    expect(await runsEntries()).toEqual(before);
     const anonymous = await http(server, "/upload", { method: "POST", headers: { "content-type": type }, body });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers["www-authenticate"]).toBe('Bearer realm="ashcast"');

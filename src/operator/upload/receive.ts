@@ -81,7 +81,8 @@ function tooLarge(limits: UploadLimits): UploadRefused {
 async function receiveMultipart(body: Readable, contentType: string, dir: string, limits: UploadLimits): Promise<ReceivedUpload> {
   let parser: Busboy.Busboy;
   try {
-    parser = Busboy({ headers: { "content-type": contentType }, limits: { files: limits.maxFiles + 1, fileSize: limits.maxBytes + 1, fields: 8, fieldSize: 1024, parts: limits.maxFiles + 9 } });
+    // preservePath: the file name as sent, so a path in it is refused (refuseFileName) rather than cut to its last part.
+    parser = Busboy({ headers: { "content-type": contentType }, preservePath: true, limits: { files: limits.maxFiles + 1, fileSize: limits.maxBytes + 1, fields: 8, fieldSize: 1024, parts: limits.maxFiles + 9 } });
   } catch (error) {
     throw new UploadRefused(400, `the multipart body cannot be read: ${(error as Error).message}`);
   }

@@ -12,6 +12,7 @@ import type { CheckResult } from "../../build/check.ts";
 import type { RunReport } from "../../contract/buildReport.ts";
 import { isProcessAlive } from "../../os/processes.ts";
 import { compactInstant } from "../../time/instant.ts";
+import { isRunFolderName } from "../../contract/runFolderNames.ts";
 import { receiveUpload, UploadRefused, type UploadLimits } from "./receive.ts";
 
 /** Staging folders: `.upload-<pid>-<random>`, hidden from the watcher and the build by the leading dot. */
@@ -19,6 +20,8 @@ const STAGING_PREFIX = ".upload-";
 
 /** Folder names an upload may ask for: what a forecaster would type, nothing a path could hide in. */
 const FOLDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** A name an upload may use: one of FOLDER_NAME that the build does not skip (`.part`, `.tmp`, `.swp` ...). */
+const usableName = (name: string): boolean => FOLDER_NAME.test(name) && isRunFolderName(name);
 
 export type UploadOutcome =
   | { kind: "accepted"; folder: string; reftime: string; type: string; warnings: RunReport["issues"] }
@@ -39,7 +42,7 @@ export interface UploadRequest {
 
 export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> {
   const { runsDir } = request;
-  if (request.folder !== undefined && !FOLDER_NAME.test(request.folder)) return refusedName(request.folder);
+  if (request.folder !== undefined && !usableName(request.folder)) return refusedName(request.folder);
   const staging = path.join(runsDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
   // The run is received into staging/<name>, so the report names its files as the forecaster knows them.
   const received = path.join(staging, "run");
@@ -53,7 +56,7 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
       if (error instanceof UploadRefused) return { kind: "refused", status: error.status, detail: error.message };
       throw error;
     }
-    if (asked !== undefined && !FOLDER_NAME.test(asked)) return refusedName(asked);
+    if (asked !== undefined && !usableName(asked)) return refusedName(asked);
 
     const checked = await request.validate(received);
     const report = checked.runs[0];
@@ -81,7 +84,7 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
 }
 
 function refusedName(name: string): UploadOutcome {
-  return { kind: "refused", status: 400, detail: `folder "${name.slice(0, 120)}" is not a run folder name: use 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit` };
+  return { kind: "refused", status: 400, detail: `folder "${name.slice(0, 120)}" is not a run folder name: use 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit and not ending .part, .tmp, .swp or ~ (names the build skips)` };
 }
 
 /**
