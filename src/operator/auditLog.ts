@@ -13,7 +13,8 @@ export interface AuditEntry {
   action: string;
   /** What the action was about, e.g. a reftime. */
   target: string;
-  outcome: "done" | "refused" | "failed" | "cancelled";
+  /** `started`: written before an action that cannot be undone (a withdrawal, an upload), so none happens unrecorded. */
+  outcome: "started" | "done" | "refused" | "failed" | "cancelled";
   detail?: string;
 }
 

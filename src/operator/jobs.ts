@@ -38,11 +38,12 @@ export class JobBoard {
   async submit(request: JobRequest, who: string): Promise<Job> {
     const id = `${compactInstant(formatInstant(this.#now()))}-${randomBytes(3).toString("hex")}`;
     const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs === "all" ? "all" : [...request.runs] } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
+    // Recorded first: a job the audit log cannot record is refused, never left on the board unrun.
+    await this.#audit.record({ who, action: "job-submit", target: id, outcome: "done", detail: describe(job) });
     this.#jobs.set(id, job);
     this.#forgetOldest();
     const controller = new AbortController();
     this.#controllers.set(id, controller);
-    await this.#audit.record({ who, action: "job-submit", target: id, outcome: "done", detail: describe(job) });
     void this.#inTurn(() => this.#run(job, controller.signal));
     return { ...job };
   }

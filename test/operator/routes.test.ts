@@ -4,7 +4,7 @@
  * build that follows. Unsafe archives are made byte by byte (zipFixture.ts).
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -213,13 +213,29 @@ describe("POST /upload", () => {
         socket.on("error", reject);
       });
       // The staging folder goes once the server notices the closed connection.
-      for (let i = 0; i < 100 && ((await runsEntries()).length !== before.length || !(await auditLines()).some((line) => line.target === folder)); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && ((await runsEntries()).length !== before.length || !(await auditLines()).some((line) => line.target === folder && line.outcome !== "started")); i++) await new Promise((r) => setTimeout(r, 50));
       expect(await runsEntries()).toEqual(before);
       // A client that went away is the client's doing, not an internal error.
-      expect((await auditLines()).filter((line) => line.target === folder).map((line) => line.outcome), folder).toEqual(["refused"]);
+      expect((await auditLines()).filter((line) => line.target === folder).map((line) => line.outcome), folder).toEqual(["started", "refused"]);
     }
     expect((await http(server, "/reftimes")).status).toBe(200);
   });
+
+  it("when the audit log cannot be written, an upload and a withdrawal are refused with 503 before anything is done", async () => {
+    const before = await runsEntries();
+    await rename(audit, `${audit}.aside`);
+    await mkdir(audit); // appending to it fails (EISDIR), as on a full or read-only disk
+    try {
+      const { body, type } = await multipart(await sampleFiles(HEKLA));
+      expect(expectProblem(await upload(body, type, "?folder=unaudited"), 503).detail).toMatch(/audit log cannot be written, so nothing was done/);
+      const withdrawal = await http(server, "/withdraw?reftime=2024-05-01T12:00:00Z", { method: "POST", headers: bearer });
+      expect(expectProblem(withdrawal, 503).detail).toMatch(/audit log cannot be written/);
+      expect(await runsEntries()).toEqual(before);
+    } finally {
+      await rm(audit, { recursive: true });
+      await rename(`${audit}.aside`, audit);
+    }
+  }, 60_000);
 
   it("sweeps staging folders left by a server that was killed, at the next start", async () => {
     const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 10)"]);

@@ -39,7 +39,12 @@ export function jobRoutes(base: string, jobs: JobBoard | undefined, runsDir: str
       const isFolder = await stat(path.join(runsDir, folder)).then((s) => s.isDirectory(), () => false);
       if (!isFolder) return problemResponse(404, `runs/ has no run folder "${folder}"; ${base}/datasets lists them`);
     }
-    const job = await jobs.submit(request, who(c));
+    // A job the audit log cannot record is not queued (JobBoard.submit records first): nothing was done.
+    const job = await jobs.submit(request, who(c)).catch((error: unknown) => {
+      console.error(`the job was not queued: the audit log cannot be written: ${(error as Error).message}`);
+      return undefined;
+    });
+    if (!job) return problemResponse(503, "the audit log cannot be written, so the job was not queued: an operator must make it writable (see the server's log), then send this again");
     return json(job, 202, { location: `${base}/jobs/${job.id}` });
   });
   app.get(`${base}/jobs`, () => (jobs ? json({ jobs: jobs.list() }) : unavailable()));

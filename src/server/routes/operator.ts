@@ -10,6 +10,7 @@ import { oneAtATime } from "../../flow/oneAtATime.ts";
 import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../../operator/upload/receive.ts";
 import { uploadRun } from "../../operator/upload/uploadRun.ts";
 import { withdrawFolders } from "../../operator/withdraw.ts";
+import type { AuditEntry, AuditLog } from "../../operator/auditLog.ts";
 import { signedInUser } from "../accessControl.ts";
 import { problemResponse } from "../problem.ts";
 import { CORS_HEADERS } from "../representation.ts";
@@ -56,14 +57,35 @@ async function withdraw(c: Context, base: string, source: ReleaseView, operator:
     await operator.audit.record({ who: who(c), action: "withdraw", target: reftime, outcome: "refused", detail: "no run folder has this reftime" });
     return problemResponse(404, `no run folder has reftime ${reftime}; ${base}/datasets lists them`);
   }
+  const unrecorded = await recordStart(operator.audit, { who: who(c), action: "withdraw", target: reftime, outcome: "started", detail: folders.join(", ") });
+  if (unrecorded) return unrecorded;
   try {
     const result = await withdrawFolders({ runsDir: operator.runsDir, archiveDir: operator.archiveDir, reftime, folders, now: new Date(now()) });
-    await operator.audit.record({ who: who(c), action: "withdraw", target: reftime, outcome: "done", detail: `moved ${result.moved.map((m) => m.folder).join(", ") || "nothing (already gone)"} to ${operator.archiveDir}` });
+    await recordOutcome(operator.audit, { who: who(c), action: "withdraw", target: reftime, outcome: "done", detail: `moved ${result.moved.map((m) => m.folder).join(", ") || "nothing (already gone)"} to ${operator.archiveDir}` });
     return noStoreJson({ reftime, withdrawn: result.moved.map((m) => m.folder), note: "the next build publishes the withdrawal" }, 202);
   } catch (error) {
-    await operator.audit.record({ who: who(c), action: "withdraw", target: reftime, outcome: "failed", detail: (error as Error).message });
+    await recordOutcome(operator.audit, { who: who(c), action: "withdraw", target: reftime, outcome: "failed", detail: (error as Error).message });
     throw error;
   }
+}
+
+/**
+ * The line written before an action that cannot be undone: when the audit log cannot take it, the action is
+ * refused (503) before anything is done, rather than done and answered 500 with no line.
+ */
+async function recordStart(audit: AuditLog, entry: AuditEntry): Promise<Response | undefined> {
+  try {
+    await audit.record(entry);
+    return undefined;
+  } catch (error) {
+    console.error(`the audit log ${audit.file} cannot be written: ${(error as Error).message}`);
+    return problemResponse(503, "the audit log cannot be written, so nothing was done: an operator must make it writable (see the server's log), then send this again");
+  }
+}
+
+/** The outcome of an action already done (its start is recorded): a failure to write it is logged, not answered as the action's. */
+async function recordOutcome(audit: AuditLog, entry: AuditEntry): Promise<void> {
+  await audit.record(entry).catch((error: unknown) => console.error(`the audit log ${audit.file} could not record ${entry.action} ${entry.target} ${entry.outcome}: ${(error as Error).message}`));
 }
 
 /** A run's files (multipart) or one zip archive: validated as a build would, then moved into runs/ whole, where the watcher publishes it. */
@@ -79,6 +101,8 @@ async function upload(c: Context, base: string, operator: OperatorOptions | unde
   const body = c.req.raw.body;
   if (!body) return problemResponse(400, "the request has no body: send the run's files as multipart/form-data, or one zip archive as application/zip");
   const folder = c.req.query("folder");
+  const unrecorded = await recordStart(audit, { who: who(c), action: "upload", target: folder ?? "", outcome: "started" });
+  if (unrecorded) return unrecorded;
   const outcome = await uploadRun({
     body: Readable.fromWeb(body as ReadableStream<Uint8Array>),
     contentType: c.req.header("content-type") ?? "",
@@ -88,20 +112,20 @@ async function upload(c: Context, base: string, operator: OperatorOptions | unde
     validate: (dir) => inTurn(() => validate(dir)),
     now: new Date(now()),
   }).catch(async (error: unknown) => {
-    await audit.record({ who: who(c), action: "upload", target: folder ?? "", outcome: "failed", detail: (error as Error).message });
+    await recordOutcome(audit, { who: who(c), action: "upload", target: folder ?? "", outcome: "failed", detail: (error as Error).message });
     if (outOfSpace(error)) return { kind: "out-of-space" as const };
     throw error;
   });
   if (outcome.kind === "out-of-space") return problemResponse(507, "the server has no space left to store the upload; nothing was kept. Send it again once an operator has freed space in runs/.");
   if (outcome.kind === "refused") {
-    await audit.record({ who: who(c), action: "upload", target: folder ?? "", outcome: "refused", detail: outcome.detail });
+    await recordOutcome(audit, { who: who(c), action: "upload", target: folder ?? "", outcome: "refused", detail: outcome.detail });
     return problemResponse(outcome.status, outcome.detail);
   }
   if (outcome.kind === "invalid") {
     const errors = outcome.report.issues.filter((issue) => issue.severity === "error").length;
-    await audit.record({ who: who(c), action: "upload", target: outcome.report.folder, outcome: "refused", detail: `${errors} validation error(s)` });
+    await recordOutcome(audit, { who: who(c), action: "upload", target: outcome.report.folder, outcome: "refused", detail: `${errors} validation error(s)` });
     return problemResponse(422, `the run is not valid (${errors} error${errors === 1 ? "" : "s"}); nothing was published. The report lists each problem with its file and fix.`, {}, { report: outcome.report });
   }
-  await audit.record({ who: who(c), action: "upload", target: outcome.folder, outcome: "done", detail: `${outcome.type} run ${outcome.reftime}` });
+  await recordOutcome(audit, { who: who(c), action: "upload", target: outcome.folder, outcome: "done", detail: `${outcome.type} run ${outcome.reftime}` });
   return noStoreJson({ folder: outcome.folder, reftime: outcome.reftime, type: outcome.type, warnings: outcome.warnings, url: `${base}/?reftime=${outcome.reftime}`, note: "the run is in runs/; the watcher publishes it within seconds" }, 202);
 }
