@@ -3,9 +3,10 @@
  * directory (outside runs/), so the next build withdraws it and the changelog says so. Nothing is
  * deleted: moving a folder back publishes it again.
  */
-import { mkdir, rename, stat } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
 import path from "node:path";
-import { compactInstant } from "../time/instant.ts";
+import { isRunFolderName } from "../contract/runFolderNames.ts";
+import { compactInstant, normaliseInstant } from "../time/instant.ts";
 
 export interface WithdrawResult {
   reftime: string;
@@ -28,4 +29,25 @@ export async function withdrawFolders(options: { runsDir: string; archiveDir: st
     moved.push({ folder, to });
   }
   return { reftime, moved };
+}
+
+/**
+ * Folders of runs/ the last build has not seen (copied or uploaded since) whose run.json names `reftime`: a
+ * withdrawal takes them too, or the next build would publish the run again after a 202.
+ */
+export async function foldersSinceTheBuild(runsDir: string, reported: ReadonlySet<string>, reftime: string): Promise<string[]> {
+  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  const found: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory() || !isRunFolderName(entry.name) || reported.has(entry.name)) continue;
+    const text = await readFile(path.join(runsDir, entry.name, "run.json"), "utf8").catch(() => undefined);
+    let named: unknown;
+    try {
+      named = text === undefined ? undefined : (JSON.parse(text) as { reftime?: unknown }).reftime;
+    } catch {
+      continue; // not readable yet: its build will say so
+    }
+    if (typeof named === "string" && normaliseInstant(named) === reftime) found.push(entry.name);
+  }
+  return found.sort();
 }

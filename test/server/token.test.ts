@@ -217,17 +217,20 @@ describe("POST /withdraw", () => {
         expect((await http(operatorServer, "/withdraw", { method: "POST", headers: bearer })).status).toBe(400);
         expect((await http(operatorServer, "/withdraw?reftime=2024-05-03T00:00:00Z", { method: "POST", headers: bearer })).status).toBe(404);
 
+        // A copy of the run arrived after the last build: withdrawn too, or the next build would publish it again.
+        await addRun(runsSite, "2024-05-01-hekla-again", "2024-05-01T12:00:00Z");
         // Any spelling of the instant, as everywhere else.
         const done = await http(operatorServer, "/withdraw?reftime=2024-05-01T14:00:00%2B02:00", { method: "POST", headers: bearer });
         expect(done.status).toBe(202);
-        expect(done.json()).toEqual({ reftime: "2024-05-01T12:00:00Z", withdrawn: ["2024-05-01-hekla"], note: "the next build publishes the withdrawal" });
+        expect(done.json()).toEqual({ reftime: "2024-05-01T12:00:00Z", withdrawn: ["2024-05-01-hekla", "2024-05-01-hekla-again"], note: "the next build publishes the withdrawal" });
         const archive = path.join(runsSite.root, "runs-archive");
         expect(await readdir(runsSite.runsDir)).toEqual(["2024-05-02-katla"]);
-        expect(await readdir(archive)).toEqual([expect.stringMatching(/^2024-05-01-hekla\.withdrawn-\d{8}T\d{6}Z$/)]);
+        expect((await readdir(archive)).sort()).toEqual([expect.stringMatching(/^2024-05-01-hekla-again\.withdrawn-\d{8}T\d{6}Z$/), expect.stringMatching(/^2024-05-01-hekla\.withdrawn-\d{8}T\d{6}Z$/)]);
 
         const lines = (await readFile(audit, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
         expect(lines.map(({ who, action, target, outcome }) => ({ who, action, target, outcome }))).toEqual([
           { who: "alice", action: "withdraw", target: "2024-05-03T00:00:00Z", outcome: "refused" },
+          { who: "alice", action: "withdraw", target: "2024-05-01T12:00:00Z", outcome: "started" },
           { who: "alice", action: "withdraw", target: "2024-05-01T12:00:00Z", outcome: "done" },
         ]);
         expect(lines.every((line) => !Number.isNaN(Date.parse(line.time!)))).toBe(true);

@@ -9,7 +9,7 @@ import { outOfSpace } from "../../errors.ts";
 import { oneAtATime } from "../../flow/oneAtATime.ts";
 import { DEFAULT_UPLOAD_LIMITS, formatBytes } from "../../operator/upload/receive.ts";
 import { uploadRun } from "../../operator/upload/uploadRun.ts";
-import { withdrawFolders } from "../../operator/withdraw.ts";
+import { foldersSinceTheBuild, withdrawFolders } from "../../operator/withdraw.ts";
 import type { AuditEntry, AuditLog } from "../../operator/auditLog.ts";
 import { signedInUser } from "../accessControl.ts";
 import { problemResponse } from "../problem.ts";
@@ -52,7 +52,11 @@ async function withdraw(c: Context, base: string, source: ReleaseView, operator:
   const reftime = reftimeParameter(c.req.queries("reftime"));
   if (reftime === undefined) return problemResponse(400, "give the reftime of the run to withdraw: ?reftime=YYYY-MM-DDTHH:MM:SSZ");
   if (typeof reftime === "object") return refuse(reftime);
-  const folders = (source.current?.report?.runs ?? []).filter((run) => run.reftime === reftime).map((run) => run.folder);
+  const reported = source.current?.report?.runs ?? [];
+  const folders = [
+    ...reported.filter((run) => run.reftime === reftime).map((run) => run.folder),
+    ...(await foldersSinceTheBuild(operator.runsDir, new Set(reported.map((run) => run.folder)), reftime)),
+  ];
   if (folders.length === 0) {
     await operator.audit.record({ who: who(c), action: "withdraw", target: reftime, outcome: "refused", detail: "no run folder has this reftime" });
     return problemResponse(404, `no run folder has reftime ${reftime}; ${base}/datasets lists them`);
