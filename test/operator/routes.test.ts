@@ -257,7 +257,12 @@ describe("GET and POST /config", () => {
 
   it("shows the effective settings to anyone, and lets an operator change the allowed keys, persisted and in effect at once", async () => {
     expect((await config()).uploadLimits).toEqual(LIMITS);
+    const before = await http(server, "/config");
     const changed = await post("/config", JSON.stringify({ uploadMaxFiles: 2 }));
+    // Its date moves on with the change: a client revalidating with the date it holds gets the new settings.
+    const revalidated = await http(server, "/config", { headers: { "if-modified-since": before.headers["last-modified"]! } });
+    expect(revalidated.status).toBe(200);
+    expect(Date.parse(revalidated.headers["last-modified"]!)).toBeGreaterThan(Date.parse(before.headers["last-modified"]!));
     expect(changed.status, changed.text()).toBe(200);
     expect(changed.json()).toEqual({ uploadLimits: { ...LIMITS, maxFiles: 2 }, changedSettings: { uploadMaxBytes: LIMITS.maxBytes, uploadMaxFiles: 2 } });
     expect((await config()).uploadLimits.maxFiles).toBe(2);

@@ -11,6 +11,7 @@ import { problemResponse } from "../problem.ts";
 import { CORS_HEADERS } from "../representation.ts";
 import { CACHE_SECONDS } from "../select.ts";
 import type { OperatorOptions } from "../app.ts";
+import { formatInstant, parseInstant } from "../../time/instant.ts";
 import { sendDocument } from "./documents.ts";
 import { documentArtefact, READ_ALLOW, readOnlyRoutes, type Responder } from "./respond.ts";
 
@@ -24,7 +25,9 @@ export interface ConfigOptions {
 }
 
 export function configRoutes(base: string, options: ConfigOptions): Hono {
-  const send = sendDocument(options.respond, options.startedAt);
+  // Last-Modified: the start, then each change, at least a second later (the date a client revalidates with).
+  let modified = options.startedAt;
+  const send = (c: Context, current: typeof document) => sendDocument(options.respond, modified)(c, current);
   const settings = options.operator?.settings;
   // Made again only when an operator changes a setting.
   const makeDocument = () => {
@@ -54,6 +57,7 @@ export function configRoutes(base: string, options: ConfigOptions): Hono {
     }
     const stored = action === "config" ? await settings.change(patch) : await settings.reset();
     document = makeDocument();
+    modified = formatInstant(Math.max(Date.now(), parseInstant(modified)! + 1000));
     await audit.record({ who, action, target: "settings", outcome: "done", detail: JSON.stringify(stored) });
     return new Response(JSON.stringify({ uploadLimits: settings.uploadLimits, changedSettings: stored }), { headers: { "content-type": "application/json;charset=UTF-8", "cache-control": "no-store", ...CORS_HEADERS } });
   };
