@@ -130,6 +130,8 @@ describe("POST /upload", () => {
       ["backslash", [{ name: "..\\evil.kml", data: "x" }], /invalid characters|not a plain file name/],
       ["nested folders", [{ name: "a/b/run.json", data: "{}" }], /nested/],
       ["two folders", [{ name: "a/run.json", data: "{}" }, { name: "b/run.json", data: "{}" }], /more than one folder/],
+      ["a file beside the folder, after it", [{ name: "a/run.json", data: "{}" }, { name: "advisory.kml", data: "x" }], /lies beside the folder/],
+      ["a file beside the folder, before it", [{ name: "advisory.kml", data: "x" }, { name: "a/run.json", data: "{}" }], /lies beside the folder/],
       ["symbolic link", [{ name: "advisory.kml", data: "/etc/passwd", mode: 0o120777 }], /symbolic link/],
       ["hidden file", [{ name: ".env", data: "x" }], /hidden, partial or temporary/],
       ["a partial file", [{ name: "model.nc.part", data: "x" }], /hidden, partial or temporary/],

@@ -169,6 +169,8 @@ async function unpackZip(archive: string, dir: string, limits: UploadLimits): Pr
   const budget = { left: limits.maxBytes };
   const files: string[] = [];
   let top: string | undefined;
+  /** The first file found at the archive's root, if any. */
+  let rootFile: string | undefined;
   try {
     for (;;) {
       const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
@@ -187,10 +189,13 @@ async function unpackZip(archive: string, dir: string, limits: UploadLimits): Pr
       if (isDirectory || parts.length === 2) {
         const folder = parts[0]!;
         if (top !== undefined && top !== folder) throw new UploadRefused(400, `the archive holds more than one folder ("${top}", "${folder}"): upload one run at a time`);
+        // Files at the root came first: the same mix as a root file after the folder, in the other order.
+        if (rootFile !== undefined) throw new UploadRefused(400, `"${rootFile}" lies beside the folder "${folder}": put every file of the run in one place`);
         top = folder;
         if (isDirectory) continue;
       }
       if (parts.length === 1 && top !== undefined) throw new UploadRefused(400, `"${entry.fileName}" lies beside the folder "${top}": put every file of the run in one place`);
+      if (parts.length === 1) rootFile ??= entry.fileName;
       const name = parts[parts.length - 1]!;
       if (isSymlink(entry)) throw new UploadRefused(400, `"${entry.fileName}" is a symbolic link; a run holds plain files only`);
       const why = refuseFileName(name);
