@@ -5,7 +5,7 @@
  * memory; the audit log keeps every submission, cancellation and outcome for good.
  */
 import { randomBytes } from "node:crypto";
-import { formatError } from "../errors.ts";
+import { formatError, UserError } from "../errors.ts";
 import { JobCancelled, type Job, type JobExecutor, type JobOrder } from "../contract/jobs.ts";
 import type { CachePurge } from "../contract/cachePurges.ts";
 import type { AuditLog } from "./auditLog.ts";
@@ -89,7 +89,11 @@ export class JobBoard {
       ended = "succeeded";
     } catch (error) {
       ended = signal.aborted ? "cancelled" : "failed";
-      if (!signal.aborted) job.error = formatError(error);
+      if (!signal.aborted) {
+        // What the operator can act on; a bug's stack stays in the server's log, not in an API answer.
+        job.error = error instanceof UserError ? formatError(error) : "Internal error: the job failed; the server's log has the details";
+        if (!(error instanceof UserError)) console.error(`job ${job.id}: ${formatError(error)}`);
+      }
     }
     this.#finish(job, ended);
     const outcome = ended === "succeeded" ? "done" : ended;

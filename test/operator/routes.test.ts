@@ -119,6 +119,13 @@ describe("POST /upload", () => {
     expect(typeIssue, JSON.stringify(problem.report.issues)).toMatchObject({ file: "katla-without-type/run.json", fix: expect.stringMatching(/type/) });
     expect(await runsEntries()).toEqual(before);
     expect((await auditLines()).at(-1)).toMatchObject({ action: "upload", target: "katla-without-type", outcome: "refused" });
+    // A layer whose file is missing: its fix names the folder asked for, not the staging folder the check ran in.
+    const withType = JSON.parse(files["run.json"]!.toString()) as Record<string, unknown>;
+    withType.layergroups = [{ name: "Forecaster", layers: [{ type: "KML", name: "Ash", file: "missing.kml" }] }];
+    const second = await multipart({ ...files, "run.json": JSON.stringify(withType) });
+    const missing = InvalidUploadProblem.parse((await upload(second.body, second.type, "?folder=katla-missing-layer")).json());
+    expect(missing.report.issues.find((issue) => /missing\.kml/.test(issue.message))?.fix, JSON.stringify(missing.report.issues)).toMatch(/^copy missing\.kml into katla-missing-layer\//);
+    for (const issue of missing.report.issues) expect(issue.fix).not.toMatch(/\brun\//);
   }, 60_000);
 
   it("refuses unsafe archives with 400 and writes nothing, inside runs/ or outside it", async () => {

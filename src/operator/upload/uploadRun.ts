@@ -61,7 +61,9 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
     const checked = await request.validate(received);
     const report = checked.runs[0];
     if (!report) throw new Error(`Internal error: checking the upload gave no report`);
-    const named = { ...report, folder: asked ?? "(upload)", issues: report.issues.map((issue) => ({ ...issue, file: issue.file.replace(/^run(?=\/|$)/, asked ?? "(upload)") })) };
+    // The staging folder is called run/: each issue names the folder asked for instead, in its file and its fix.
+    const name = asked ?? "(upload)";
+    const named = { ...report, folder: name, issues: report.issues.map((issue) => ({ ...issue, file: issue.file.replace(/^run(?=\/|$)/, name), fix: issue.fix.replace(/\brun\/(?=\s|$|[.,;:)])/g, `${name}/`) })) };
     if (checked.errors > 0 || !report.reftime || !report.type) return { kind: "invalid", report: named };
 
     const folder = asked ?? `${compactInstant(report.reftime)}-upload-${compactInstant(request.now.toISOString().replace(/\.\d{3}Z$/, "Z"))}-${randomBytes(2).toString("hex")}`;
