@@ -6,6 +6,7 @@
 import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { UserError } from "../../src/errors.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWatchWorker, type WatchWorker } from "../../src/build/watchWorker.ts";
 import { watchRuns, type Watcher } from "../../src/build/watch.ts";
@@ -171,6 +172,16 @@ describe("cancelling jobs (the real watcher in this process)", () => {
     await waitFor(`job ${id} to finish`, () => board.get(id)?.finished !== undefined);
     return board.get(id)!;
   };
+
+  it("a job that fails: the operator's mistake is said with its fix; a bug says so without its stack, which stays in the server's log", async () => {
+    const failing = (error: Error) => new JobBoard({ executor: { run: async () => Promise.reject(error) }, audit: createAuditLog(auditFile) });
+    const user = failing(new UserError("the runs directory does not exist", { where: "/srv/runs", fix: "create it" }));
+    const said = await finishedJob(user, (await user.submit({ kind: "cleanup" }, "alice")).id);
+    expect(said).toMatchObject({ state: "failed", error: expect.stringMatching(/the runs directory does not exist[\s\S]*create it/) });
+    const bug = failing(new TypeError("cannot read properties of undefined"));
+    const quiet = await finishedJob(bug, (await bug.submit({ kind: "cleanup" }, "alice")).id);
+    expect(quiet).toMatchObject({ state: "failed", error: "Internal error: the job failed; the server's log has the details" });
+  });
 
   it("a running rebuild stops between run folders: nothing is published, and the next rebuild publishes", async () => {
     const board: JobBoard = new JobBoard({ executor: { run: (order, signal) => runJob(watcher, order, signal) }, audit: createAuditLog(auditFile) });
