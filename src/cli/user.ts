@@ -25,6 +25,9 @@ function checkName(name: string): void {
   if (!Username.safeParse(name).success) throw new UserError(`"${name}" is not a usable username`, { where: "NAME", fix: "use 1 to 64 letters, digits, '.', '_' or '-' (not __proto__)" });
 }
 
+/** The service reads the users file when it starts (the spec's rule): a change does not reach a running one by itself. */
+const IN_EFFECT = "a running service signs users in from the file as it was at its start: restart it (or SIGHUP serve --workers 2 or more) for this to take effect; tokens already issued stay valid until they expire";
+
 export async function userAdd(name: string, flags: UserFlags & { role: string; replace?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   checkName(name);
   if (!(ROLES as readonly string[]).includes(flags.role)) throw new UserError(`"${flags.role}" is not a role`, { where: "--role", fix: `use one of ${ROLES.join(", ")}` });
@@ -47,6 +50,7 @@ export async function userAdd(name: string, flags: UserFlags & { role: string; r
   }, waitingFor);
   if (addedMeanwhile && !flags.replace) return refuse(new UserError(`user "${name}" was added by someone else meanwhile`, { where: file, fix: "add --replace to set a new password and roles, or choose another name" }));
   out(`${exists || addedMeanwhile ? "replaced" : "added"} user ${name} (${flags.role}) in ${file}`);
+  out(IN_EFFECT);
   return true;
 }
 
@@ -60,6 +64,7 @@ export async function userRemove(name: string, flags: UserFlags, env: NodeJS.Pro
   }, waitingFor);
   if (!found) return refuse(new UserError(`there is no user "${name}"`, { where: file, fix: "see the users with ./bin/ashcast user list" }));
   out(`removed user ${name} from ${file}`);
+  out(IN_EFFECT);
   return true;
 }
 
