@@ -51,8 +51,9 @@ export async function updateRun(
     read = await validateRun(run, settings);
     if (read.assembled) drafts = await renderRun(read.assembled, RUN_RENDERERS, startCompressing);
   } catch (error) {
-    // A file or the folder went away while being read (renamed, withdrawn): this run waits, the others publish.
-    if (vanished(error)) return changedWhileRead(run, prior);
+    // Files that changed or went away while being read (a folder renamed or withdrawn, a file half-moved) fail
+    // in many ways: this run waits for the next build, the others publish. Anything else is not the files' doing.
+    if (!(await unchangedSinceScan(run))) return changedWhileRead(run, prior);
     throw error;
   }
   const { issues, assembled } = read;
@@ -92,17 +93,6 @@ function changedWhileRead(run: ScannedRun, prior: RunState | undefined): RunStat
     issues: [{ severity: "warning", file: run.folder, message: "files changed while they were being read", fix: "nothing to do: the run is built again from its new files" }],
     ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
   };
-}
-
-/**
- * A file system error of a path that is not there (any more): ENOENT, or ENOTDIR when a folder became something
- * else; here or in a step worker (its error is the cause of the one the pool rejects with).
- */
-function vanished(error: unknown): boolean {
-  for (let e = error as (NodeJS.ErrnoException & { cause?: unknown }) | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
-    if (e.code === "ENOENT" || e.code === "ENOTDIR") return true;
-  }
-  return false;
 }
 
 function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: FolderFingerprints): string {

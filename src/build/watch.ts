@@ -165,9 +165,10 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
    * a minute at most). Its files' own events come too, but chokidar may miss files made as the folder is.
    */
   const settling = new Set<NodeJS.Timeout>();
+  let closed = false;
   const whenSettled = (folder: string, attempt: number): void => {
     void settledFolder(folder, stabilityMs).then((state) => {
-      if (state === "gone") return;
+      if (state === "gone" || closed) return; // a look still under way when the watcher closed starts nothing
       if (state === "settled" || attempt * stabilityMs >= 60_000) return onEvent("addDir", folder);
       const retry = setTimeout(() => {
         settling.delete(retry);
@@ -201,11 +202,12 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     }
     if (!missing && now.ino === watchedInode) return;
     const why = missing ? "came back" : "was replaced";
+    await watcher.close();
+    // Noted as followed only once watching has started again: if it fails, the next look tries again.
+    watcher = await startWatching();
     log(`the runs directory ${runsDir} ${why}: watching it again`);
     missing = false;
     watchedInode = now.ino;
-    await watcher.close();
-    watcher = await startWatching();
     reasons.add(`the runs directory ${why}`);
     changedFolders = undefined; // every folder looked at
     schedule();
@@ -233,6 +235,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
         return cleaned;
       }),
     async close() {
+      closed = true;
       clearInterval(guard);
       for (const retry of settling) clearTimeout(retry);
       await rearming;

@@ -38,8 +38,6 @@ interface SerialisedError {
   where?: string;
   fix?: string;
   stack?: string;
-  /** A system error's code (ENOENT ...): the caller may act on it, e.g. a file that went away while read. */
-  code?: string;
 }
 
 type Reply = { ready: true } | { id: number; output: unknown } | { id: number; error: SerialisedError };
@@ -192,9 +190,8 @@ export class WorkerPool {
 
   #rebuild(error: SerialisedError, label: string): Error {
     if (error.user) return new UserError(error.message, { ...(error.where === undefined ? {} : { where: error.where }), ...(error.fix === undefined ? {} : { fix: error.fix }) });
-    const cause: NodeJS.ErrnoException = new Error(error.message);
+    const cause = new Error(error.message);
     if (error.stack !== undefined) cause.stack = error.stack;
-    if (error.code !== undefined) cause.code = error.code;
     return new InternalError(`${label}: ${error.message.replace(/^Internal error: /, "")}`, { cause });
   }
 
@@ -233,9 +230,6 @@ function serialise(error: unknown): SerialisedError {
   if (error instanceof UserError) {
     return { user: true, message: error.message, ...(error.where === undefined ? {} : { where: error.where }), ...(error.fix === undefined ? {} : { fix: error.fix }) };
   }
-  if (error instanceof Error) {
-    const { code } = error as NodeJS.ErrnoException;
-    return { user: false, message: error.message, ...(error.stack === undefined ? {} : { stack: error.stack }), ...(typeof code === "string" ? { code } : {}) };
-  }
+  if (error instanceof Error) return { user: false, message: error.message, ...(error.stack === undefined ? {} : { stack: error.stack }) };
   return { user: false, message: String(error) };
 }

@@ -37,12 +37,6 @@ describe("WorkerPool", () => {
     expect(String((error.cause as Error).stack)).toMatch(/taskWorker\.ts/);
   });
 
-  it("keeps a system error's code on the cause (a file that went away while read is told from a bug)", async () => {
-    const error = (await pool(1).run("vanished", {}, "runs/a/eemep.nc").catch((e: unknown) => e)) as InternalError;
-    expect(error).toBeInstanceOf(InternalError);
-    expect((error.cause as NodeJS.ErrnoException).code).toBe("ENOENT");
-  });
-
   it("rejects the task of a worker that exits or crashes, naming it, and goes on with a new worker", async () => {
     const workers = pool(1);
     await expect(workers.run("exit", {}, "runs/b/model.png")).rejects.toThrow(/a test worker failed while working on runs\/b\/model\.png: the worker exited with code 3/);
