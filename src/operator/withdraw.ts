@@ -5,6 +5,7 @@
  */
 import { mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
 import path from "node:path";
+import { decodeManifest } from "../build/readers/manifest.ts";
 import { isRunFolderName } from "../contract/runFolderNames.ts";
 import { compactInstant, normaliseInstant } from "../time/instant.ts";
 
@@ -32,22 +33,27 @@ export async function withdrawFolders(options: { runsDir: string; archiveDir: st
 }
 
 /**
- * Folders of runs/ the last build has not seen (copied or uploaded since) whose run.json names `reftime`: a
- * withdrawal takes them too, or the next build would publish the run again after a 202.
+ * Folders of runs/ the last build has not seen (copied or uploaded since) that hold a run of `reftime`: a
+ * withdrawal takes them too, or the next build would publish the run again after a 202. Their run.json is read
+ * as the build reads it; one that names no reftime (the build then takes the model file's) is checked as the
+ * build would (`reftimeOf`), when given.
  */
-export async function foldersSinceTheBuild(runsDir: string, reported: ReadonlySet<string>, reftime: string): Promise<string[]> {
+export async function foldersSinceTheBuild(runsDir: string, reported: ReadonlySet<string>, reftime: string, reftimeOf?: (dir: string) => Promise<string | undefined>): Promise<string[]> {
   const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   const found: string[] = [];
   for (const entry of entries) {
     if (!entry.isDirectory() || !isRunFolderName(entry.name) || reported.has(entry.name)) continue;
-    const text = await readFile(path.join(runsDir, entry.name, "run.json"), "utf8").catch(() => undefined);
+    const dir = path.join(runsDir, entry.name);
+    const bytes = await readFile(path.join(dir, "run.json")).catch(() => undefined);
+    const text = bytes === undefined ? undefined : decodeManifest(bytes);
     let named: unknown;
     try {
       named = text === undefined ? undefined : (JSON.parse(text) as { reftime?: unknown }).reftime;
     } catch {
       continue; // not readable yet: its build will say so
     }
-    if (typeof named === "string" && normaliseInstant(named) === reftime) found.push(entry.name);
+    const its = typeof named === "string" ? normaliseInstant(named) : await reftimeOf?.(dir);
+    if (its === reftime) found.push(entry.name);
   }
   return found.sort();
 }

@@ -52,7 +52,7 @@ export const manifestReader: InputReader = {
  * The text of run.json: UTF-8 (a byte order mark, as some editors save "UTF-8", dropped: invisible, it made the
  * error unreadable), or UTF-16 by its byte order mark (Windows Notepad's "Unicode"); undefined when not valid UTF-8.
  */
-function decodeManifest(bytes: Buffer): string | undefined {
+export function decodeManifest(bytes: Buffer): string | undefined {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes.subarray(2));
   try {

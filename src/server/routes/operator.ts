@@ -55,7 +55,7 @@ async function withdraw(c: Context, base: string, source: ReleaseView, operator:
   const reported = source.current?.report?.runs ?? [];
   const folders = [
     ...reported.filter((run) => run.reftime === reftime).map((run) => run.folder),
-    ...(await foldersSinceTheBuild(operator.runsDir, new Set(reported.map((run) => run.folder)), reftime)),
+    ...(await foldersSinceTheBuild(operator.runsDir, new Set(reported.map((run) => run.folder)), reftime, operator.validate && (async (dir) => (await operator.validate!(dir)).runs[0]?.reftime))),
   ];
   if (folders.length === 0) {
     await operator.audit.record({ who: who(c), action: "withdraw", target: reftime, outcome: "refused", detail: "no run folder has this reftime" });
