@@ -86,7 +86,8 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   const time = timeParameter(request.query("time"));
   if (time && "kind" in time) return problem(time.status, time.detail);
   const reftimes = request.query("reftime");
-  const run = selectRun(context.current(), reftimes, context.base);
+  const release = context.current();
+  const run = selectRun(release, reftimes, context.base);
   if (run === undefined) {
     const nothing = context.representations.policies.nothingPublished;
     return { status: 204, headers: { "cache-control": cacheControl(nothing), expires: context.representations.expiresIn(nothing.seconds), ...policyTagHeaders(nothing.tags), ...CORS_HEADERS }, body: undefined };
@@ -95,7 +96,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
 
   // As the run's own JSON: tagged with the run (and latest, when unpinned), so a publish purges it from shared caches.
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
-  const { modifiedMs, lastModified } = answerDates(answerModified(context.current()!, run, reftimes !== undefined));
+  const { modifiedMs, lastModified } = answerDates(answerModified(release!, run, reftimes !== undefined));
   // The run's content and the query itself, as they are (no hashing per request): a run changed gives new tags.
   const etag = `"${run.contentSha256.slice(0, 20)}:${lat}:${lon}${time ? `:${time.ms}` : ""}"`;
   const headers: Record<string, string> = {

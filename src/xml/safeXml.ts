@@ -64,22 +64,32 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
 }
 
 /**
+ * A document parseUntrustedXml read, as UTF-8 bytes (what ashcast serves its XML as): the bytes as given when
+ * they are UTF-8 (the usual case, decided from the byte-order mark and the declaration alone), else its text
+ * re-encoded, the declaration's encoding made UTF-8 to match.
+ */
+export function utf8Xml(bytes: Buffer): Buffer {
+  if (encodingOf(bytes) === "utf-8") return bytes;
+  return Buffer.from(decodeXmlText(bytes).replace(/^(<\?xml[^>]*?\sencoding\s*=\s*["'])[A-Za-z0-9._:-]+(["'])/, "$1UTF-8$2"), "utf8");
+}
+
+/** What the bytes say they are: UTF-16 by a byte-order mark, UTF-8 by its mark, else the declaration's (UTF-8 when none). */
+function encodingOf(bytes: Buffer): string {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return "utf-16";
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+  const declared = /^<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/.exec(bytes.subarray(0, 200).toString("latin1"))?.[1] ?? "utf-8";
+  try {
+    return new TextDecoder(declared).encoding;
+  } catch {
+    return declared; // refused when decoded
+  }
+}
+
+/**
  * The document's text: UTF-16 (either byte order) by its byte-order mark, else the encoding its XML
  * declaration names (UTF-8 when none, as XML says), decoded strictly: a Latin-1 file that does not say so
  * is refused with what to do, rather than read with replacement characters in a volcano's name.
  */
-/**
- * A document parseUntrustedXml read, as UTF-8 bytes (what ashcast serves its XML as): the bytes as given when
- * they are UTF-8, else its text re-encoded, the declaration's encoding made UTF-8 to match.
- */
-export function utf8Xml(bytes: Buffer): Buffer {
-  const text = decodeXmlText(bytes);
-  const utf8 = Buffer.from(text, "utf8");
-  const withoutBom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
-  if (utf8.equals(withoutBom)) return bytes;
-  return Buffer.from(text.replace(/^(<\?xml[^>]*?\sencoding\s*=\s*["'])[A-Za-z0-9._:-]+(["'])/, "$1UTF-8$2"), "utf8");
-}
-
 function decodeXmlText(bytes: Buffer): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString("utf16le");
   if (bytes[0] === 0xfe && bytes[1] === 0xff) return Buffer.from(bytes.subarray(2)).swap16().toString("utf16le");

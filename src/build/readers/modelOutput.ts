@@ -24,7 +24,7 @@ export const modelOutputReader: InputReader = {
   kind: "model-output",
   // By its bytes whatever its name; and any .nc file, so that one that is not NetCDF (an error page, an empty
   // copy) is an error naming it rather than a file left out of the run with a warning.
-  accepts: (file, head) => isModelOutputFile(head) || /\.nc$/i.test(file.name),
+  accepts: (file, head) => isModelOutputFile(head) || /\.nc4?$/i.test(file.name),
   async read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined> {
     let output: ModelOutput | undefined;
     warmStepPool(); // the workers load while this thread checks the file's structure

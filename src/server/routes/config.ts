@@ -12,7 +12,6 @@ import { CORS_HEADERS } from "../representation.ts";
 import { CACHE_SECONDS } from "../select.ts";
 import type { OperatorOptions } from "../app.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
-import { sendDocument } from "./documents.ts";
 import { documentArtefact, READ_ALLOW, readOnlyRoutes, type Responder } from "./respond.ts";
 
 export interface ConfigOptions {
@@ -27,7 +26,7 @@ export interface ConfigOptions {
 export function configRoutes(base: string, options: ConfigOptions): Hono {
   // Last-Modified: the start, then each change, at least a second later (the date a client revalidates with).
   let modified = options.startedAt;
-  const send = (c: Context, current: typeof document) => sendDocument(options.respond, modified)(c, current);
+  const send = (c: Context, current: typeof document) => options.respond.send(c, current.artefact, modified, options.respond.policies.document, current.body);
   const settings = options.operator?.settings;
   // Made again only when an operator changes a setting.
   const makeDocument = () => {
