@@ -61,7 +61,8 @@ export function duplicateKeys(text: string): DuplicateKey[] {
 
 const childPath = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
-function lineAndColumn(text: string, position: number): { line: number; column: number } {
+/** The 1-based line and column of a position in a text (what people look for, where JSON.parse gives a position). */
+export function lineAndColumn(text: string, position: number): { line: number; column: number } {
   const before = text.slice(0, position);
   const line = before.split("\n").length;
   return { line, column: position - before.lastIndexOf("\n") };

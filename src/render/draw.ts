@@ -182,8 +182,7 @@ export function drawPanelLabel(ctx: SKRSContext2D, text: string, sizePx = 15): v
 export function drawPanelNote(ctx: SKRSContext2D, panel: Rect, lines: ReadonlyArray<{ text: string; bold: boolean }>, volcanoAt?: [number, number], sizePx = 14): void {
   if (lines.length === 0) return;
   const widest = (size: number) => Math.max(...lines.map((line) => textWidth(ctx, line.text, size, line.bold ? "bold" : "normal")));
-  let size = sizePx;
-  while (size > 9 && widest(size) + 24 > panel.w - 8) size--;
+  const size = fittingSize(widest, sizePx, panel.w - 32);
   const lineHeight = Math.round(size * 1.35);
   const w = Math.min(panel.w - 8, widest(size) + 24);
   const h = lineHeight * lines.length + 16 - (lineHeight - size);
@@ -205,6 +204,13 @@ export function drawPanelNote(ctx: SKRSContext2D, panel: Rect, lines: ReadonlyAr
   });
 }
 
+/** The largest font size from `sizePx` down to 9 px at which `widthAt` fits `room`. */
+function fittingSize(widthAt: (size: number) => number, sizePx: number, room: number): number {
+  let size = sizePx;
+  while (size > 9 && widthAt(size) > room) size--;
+  return size;
+}
+
 /** What the note of a panel without ash says: "No ash above ...", and the model's missing values where it has some. */
 export function noAshNoteLines(thresholds: readonly number[], missing: string | undefined): Array<{ text: string; bold: boolean }> {
   const lines = [{ text: noAshText(thresholds), bold: true }];
@@ -217,8 +223,7 @@ export function noAshNoteLines(thresholds: readonly number[], missing: string | 
  * is hidden under it; smaller where the panel is too narrow for it.
  */
 function drawMissingNote(ctx: SKRSContext2D, panel: Rect, text: string, labelSize: number): void {
-  let size = 13;
-  while (size > 9 && textWidth(ctx, text, size, "bold") > panel.w - 20) size--;
+  const size = fittingSize((candidate) => textWidth(ctx, text, candidate, "bold"), 13, panel.w - 20);
   ctx.font = font(size, "bold");
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";

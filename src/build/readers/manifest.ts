@@ -1,5 +1,5 @@
 /** Reads `run.json`, the forecaster's manifest, against the zod schema of the runs contract. */
-import { duplicateKeys } from "../../formats/duplicateKeys.ts";
+import { duplicateKeys, lineAndColumn } from "../../formats/duplicateKeys.ts";
 import type { Issues } from "../issues.ts";
 import { RunManifest } from "../runManifest.ts";
 import type { InputReader, InputReading, RunInputFile } from "./types.ts";
@@ -70,9 +70,7 @@ function withLineAndColumn(message: string, text: string): string {
   if (/\(line \d+ column \d+\)/.test(message)) return message.replace(/\(line (\d+) column (\d+)\)/, "(line $1, column $2)");
   const position = /at position (\d+)/.exec(message);
   if (!position) return message;
-  const before = text.slice(0, Number(position[1]));
-  const line = before.split("\n").length;
-  const column = before.length - before.lastIndexOf("\n");
+  const { line, column } = lineAndColumn(text, Number(position[1]));
   return `${message} (line ${line}, column ${column})`;
 }
 
