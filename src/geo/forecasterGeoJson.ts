@@ -87,8 +87,8 @@ export interface ForecasterGeoJson {
 
 const equal = (a: GeoPosition, b: GeoPosition): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
-/** A ring closed; undefined when it has fewer than three other positions (RFC 7946: at least four). */
-function closedRing(ring: readonly GeoPosition[]): GeoPosition[] | undefined {
+/** A ring closed; undefined when it has fewer than three other positions (RFC 7946: at least four). The KML reader warns of such rings by the same rule. */
+export function closedRing(ring: readonly GeoPosition[]): GeoPosition[] | undefined {
   if (ring.length === 0) return undefined;
   const closed = equal(ring[0]!, ring[ring.length - 1]!) ? [...ring] : [...ring, ring[0]!];
   return closed.length >= 4 ? closed : undefined;

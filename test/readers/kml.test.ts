@@ -289,8 +289,8 @@ describe("geometries too small to be drawn", () => {
     expect(kml).toBeDefined();
     const field = (i: number, rest: string) => `kml/Document/Placemark[${i}]/${rest}`;
     expect(issues.map(({ severity, field, message }) => [severity, field, message])).toEqual([
-      ["warning", field(1, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 2 position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON"],
-      ["warning", field(2, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 3 position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON"],
+      ["warning", field(1, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 2 position(s): it needs 3 besides the closing one, so it is drawn nowhere and left out of the GeoJSON"],
+      ["warning", field(2, "Polygon/outerBoundaryIs/LinearRing/coordinates"), "a polygon ring of 3 position(s): it needs 3 besides the closing one, so it is drawn nowhere and left out of the GeoJSON"],
       ["warning", field(4, "LineString/coordinates"), "a line of 1 position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON"],
       ["warning", field(5, "Point/coordinates"), "a Point with 0 positions: it needs exactly one, so it is left out of the GeoJSON"],
       ["warning", field(6, "Point/coordinates"), "a Point with 2 positions: it needs exactly one, so it is left out of the GeoJSON"],

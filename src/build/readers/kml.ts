@@ -5,7 +5,8 @@
  */
 import { XMLBuilder } from "fast-xml-parser";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
-import type { KmlGeometry, KmlPlacemark, KmlTime } from "../../geo/forecasterGeoJson.ts";
+import { closedRing, type KmlGeometry, type KmlPlacemark, type KmlTime } from "../../geo/forecasterGeoJson.ts";
+import type { GeoPosition } from "../../geo/antimeridian.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
 import { parseUntrustedXml, utf8Xml, XmlInputError } from "../../xml/safeXml.ts";
 import type { Issues } from "../issues.ts";
@@ -170,6 +171,7 @@ function readTime(children: OrderedNode[], name: string, path: string, scan: Sca
 /** `lon,lat[,alt]` tuples separated by whitespace; the first bad tuple of an element is reported. */
 function readCoordinates(text: string, path: string, scan: Scan): void {
   const tuples = text.split(/\s+/).filter(Boolean);
+  const positions: number[][] = [];
   for (const [i, tuple] of tuples.entries()) {
     const numbers = tuple.split(",").map(parseDecimal);
     const [lon, lat] = numbers;
@@ -182,26 +184,24 @@ function readCoordinates(text: string, path: string, scan: Scan): void {
       return;
     }
     scan.extent.add(lon, lat);
+    positions.push(numbers as number[]);
   }
-  warnOfTooFewPositions(tuples, path, scan);
+  warnOfTooFewPositions(positions, path, scan);
 }
 
 /**
  * A Point without its one position, a line of fewer than 2, a polygon ring of fewer than 3 distinct ones: Google
  * Earth draws nothing there, and the GeoJSON twin leaves it out (src/geo/forecasterGeoJson.ts, the same rule).
  */
-function warnOfTooFewPositions(tuples: readonly string[], path: string, scan: Scan): void {
+function warnOfTooFewPositions(positions: ReadonlyArray<readonly number[]>, path: string, scan: Scan): void {
   const geometry = path.replace(/\[\d+\]/g, "");
-  const numbers = tuples.map((tuple) => tuple.split(",").map(Number));
-  const same = (a: number[] | undefined, b: number[] | undefined) => a !== undefined && b !== undefined && a.every((v, k) => v === b[k]) && a.length === b.length;
-  const closed = numbers.length > 0 && same(numbers[0], numbers.at(-1)) ? numbers.length : numbers.length + 1;
   const fix = "draw it again with its positions, or remove it";
   if (/\/(outerBoundaryIs|innerBoundaryIs)\/LinearRing\/coordinates$/.test(geometry)) {
-    if (numbers.length === 0 || closed < 4) scan.warnings.push({ field: path, message: `a polygon ring of ${tuples.length} position(s): it needs 3 distinct ones, so it is drawn nowhere and left out of the GeoJSON`, fix });
+    if (!closedRing(positions as GeoPosition[])) scan.warnings.push({ field: path, message: `a polygon ring of ${positions.length} position(s): it needs 3 besides the closing one, so it is drawn nowhere and left out of the GeoJSON`, fix });
   } else if (/\/(LineString|LinearRing)\/coordinates$/.test(geometry)) {
-    if (numbers.length < 2) scan.warnings.push({ field: path, message: `a line of ${tuples.length} position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON`, fix });
-  } else if (/\/Point\/coordinates$/.test(geometry) && numbers.length !== 1) {
-    scan.warnings.push({ field: path, message: `a Point with ${tuples.length} positions: it needs exactly one, so it is left out of the GeoJSON`, fix });
+    if (positions.length < 2) scan.warnings.push({ field: path, message: `a line of ${positions.length} position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON`, fix });
+  } else if (/\/Point\/coordinates$/.test(geometry) && positions.length !== 1) {
+    scan.warnings.push({ field: path, message: `a Point with ${positions.length} positions: it needs exactly one, so it is left out of the GeoJSON`, fix });
   }
 }
 
