@@ -118,6 +118,16 @@ describe("time along the route: every step a stretch lasts through is read", () 
     expect(hold.samples).toBeLessThanOrEqual(6);
   });
 
+  it("two positions at the same instant (trackers record whole seconds): the segment is read at that instant, plume and all", () => {
+    const jump = only(answerRoute("r", [grid], route([[175, 50], [-175, 50]], FL300, [T("02:30:00"), T("02:30:00")])));
+    expect(jump.encounters).toHaveLength(1);
+    expect(jump.encounters![0]).toMatchObject({ band: "FL200-350", class: "medium" });
+    expect(jump.encounters![0]!.entry.time).toBe(T("02:30:00"));
+    expect(jump.encounters![0]!.exit.time).toBe(T("02:30:00"));
+    const atThree = only(answerRoute("r", [grid], route([[175, 50], [-175, 50]], FL300, [T("03:00:00"), T("03:00:00")])));
+    expect(atThree.encounters).toEqual([]);
+  });
+
   it("a slow stretch of one cell, flown over four hours, meets the plume's step too", () => {
     const slow = only(answerRoute("r", [grid], route([[179.9, 50], [180.1, 50]], FL300, [T("00:00:00"), T("04:00:00")])));
     expect(slow.encounters).toHaveLength(1);
