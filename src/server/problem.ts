@@ -56,3 +56,21 @@ export function badTarget(req: IncomingMessage, res: ServerResponse): boolean {
   writeProblem(req, res, 400, problemJson(400, "the request target must be a path such as /volcanicashforecast/0.1/"));
   return true;
 }
+
+/**
+ * What @hono/node-server could not turn into a Request (a Host header that is not a host, none at all, a
+ * backslash in the path): a 400 problem that says which, as every other error is, instead of its bare 400.
+ * Anything else thrown before the app answers is a bug: a 500 problem.
+ */
+export function requestProblem(error: unknown): Response {
+  if (!(error instanceof Error) || error.name !== "RequestError") return problemResponse(500, "Internal error: the request could not be answered");
+  const detail =
+    error.message === "Invalid host header"
+      ? "the Host header is not a host name (and port): send the server's name, e.g. Host: example.org"
+      : error.message === "Missing host header"
+        ? "the request has no Host header: HTTP/1.1 requires one, e.g. Host: example.org"
+        : error.message === "Backslash in request path"
+          ? "the path holds a backslash: use / between its parts"
+          : "the request's target and Host header do not make a URL: send a path such as /volcanicashforecast/0.1/ and the server's name as Host";
+  return problemResponse(400, detail);
+}

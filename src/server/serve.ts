@@ -11,7 +11,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createApp, PRODUCT_PATH, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
 import { PointGridStore } from "./pointGrids.ts";
-import { answerClientError, badTarget } from "./problem.ts";
+import { answerClientError, badTarget, requestProblem } from "./problem.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
@@ -159,7 +159,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const fastPath = createFastPath({ source, base, representations, publicGet: accessControl.publicGet, point: { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids: pointGrids, representations } });
   // Opened last before listening: the Redis client and the block list's timer are closed again if listening fails.
   const traffic = options.traffic ? await openTraffic(options.traffic, base, accessControl.policy, redisUrl, log) : undefined;
-  const answerWithApp = getRequestListener(app.fetch);
+  const answerWithApp = getRequestListener(app.fetch, { errorHandler: requestProblem });
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     if (!fastPath(req, res) && !badTarget(req, res)) void answerWithApp(req, res);
   };

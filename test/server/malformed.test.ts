@@ -54,3 +54,24 @@ describe("requests no router sees", () => {
     expect(JSON.parse(res.body)).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
   });
 });
+
+describe("requests @hono/node-server cannot make a URL of", () => {
+  const UA = "User-Agent: t/1 t@example.org\r\nConnection: close\r\n\r\n";
+  it.each([
+    ["a Host header holding a path", `GET /volcanicashforecast/0.1/healthz HTTP/1.1\r\nHost: example.org/path\r\n${UA}`, /Host header is not a host name/],
+    ["a backslash in the path", `GET /volcanicashforecast/0.1\\healthz HTTP/1.1\r\nHost: example.org\r\n${UA}`, /backslash/],
+  ])("%s: a 400 problem that says what is wrong", async (_what, request, detail) => {
+    const res = await raw(request);
+    expect(res.status).toBe(400);
+    expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(res.headers["cache-control"]).toBe("no-store");
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, title: "Bad Request", detail: expect.stringMatching(detail) });
+  });
+
+  it("a HEAD of the same gets the status and no body", async () => {
+    const res = await raw(`HEAD /volcanicashforecast/0.1/healthz HTTP/1.1\r\nHost: example.org/path\r\nUser-Agent: t/1 t@example.org\r\nConnection: close\r\n\r\n`);
+    expect(res.status).toBe(400);
+    expect(res.body).toBe("");
+  });
+});
+
