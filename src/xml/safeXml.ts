@@ -35,9 +35,7 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     throw new XmlInputError("the document declares an ENTITY, which is refused (entity expansion is a known attack)");
   }
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: true });
-  if (valid !== true) {
-    throw new XmlInputError(`not well-formed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
-  }
+  if (valid !== true) throw new XmlInputError(`not well-formed XML: ${wellFormedness(valid.err, text)}`);
   const arrays = options.arrays;
   const parser = new XMLParser({
     ignoreAttributes: false,
@@ -61,6 +59,29 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     // The validator lets through some documents the parser refuses (a declaration whose quotes do not match).
     throw new XmlInputError(`not well-formed XML: ${(error as Error).message.replace(/\.$/, "")}`, { cause: error });
   }
+}
+
+/**
+ * The validator's complaint in words a forecaster can act on: a file that ends inside an element (a copy or an
+ * export that did not finish) is said to be cut short, naming what is still open, instead of the validator's
+ * "Invalid '["kml","Document"]' found" at line 1.
+ */
+function wellFormedness(err: { code: string; msg: string; line: number; col: number }, text: string): string {
+  const open = /^Invalid '(\[.*\])' found\.$/.exec(err.msg);
+  const one = /^Unclosed tag '([^']*)'\.$/.exec(err.msg);
+  if ((err.code === "InvalidXml" && open) || (err.code === "InvalidTag" && one)) {
+    const names = (open ? (JSON.parse(open[1]!) as string[]) : [one![1]!]).map((name) => `<${name}>`);
+    return `the file ends while ${names.join(", ")} ${names.length === 1 ? "is" : "are"} still open: it looks cut short (a copy or an export that did not finish)`;
+  }
+  const where = `line ${err.line}, column ${err.col}`;
+  return atTheEnd(text, err.line, err.col) ? `${err.msg.replace(/\.$/, "")} (${where}, where the file ends: it may be cut short)` : `${err.msg} (${where})`;
+}
+
+/** Whether nothing but white space follows a line and column (1-based) of a text. */
+function atTheEnd(text: string, line: number, column: number): boolean {
+  let at = 0;
+  for (let l = 1; l < line && at !== -1; l++) at = text.indexOf("\n", at) + 1 || -1;
+  return at !== -1 && text.slice(at + column - 1).trim() === "";
 }
 
 /**

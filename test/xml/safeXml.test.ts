@@ -26,6 +26,17 @@ describe("parseUntrustedXml", () => {
     expect(() => parse("<a><b></a>")).toThrow(/not well-formed XML: .*line 1/);
   });
 
+  it("says a file that ends inside its elements is cut short, naming what is still open", () => {
+    const whole = '<?xml version="1.0"?>\n<kml>\n<Document>\n<Placemark><name>FL200/350</name></Placemark>\n</Document>\n</kml>\n';
+    expect(() => parse(whole.slice(0, whole.indexOf("</Document>")))).toThrow(/not well-formed XML: the file ends while <kml>, <Document> are still open: it looks cut short/);
+    expect(() => parse(whole.slice(0, whole.indexOf("</kml>")))).toThrow(/the file ends while <kml> is still open: it looks cut short/);
+    // Cut inside a closing tag: the validator's words, where the file ends, said so.
+    expect(() => parse(whole.slice(0, whole.indexOf("</Placemark>") + 5))).toThrow(/line 4, column \d+, where the file ends: it may be cut short/);
+    // An error before the end stays as the validator says it.
+    expect(() => parse("<a>\n<b></a>\n</a>\n")).not.toThrow(/cut short/);
+    expect(() => parse("not xml")).toThrow(/^not well-formed XML: char 'n' is not expected\. \(line 1, column 1\)$/);
+  });
+
   it("strips namespace prefixes and reads UTF-8 with a byte-order mark", () => {
     const doc = parseUntrustedXml(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<kml:kml xmlns:kml="http://www.opengis.net/kml/2.2"><kml:name>Eyjafjallajökull</kml:name></kml:kml>')]), { maxBytes: 1000 }) as Record<string, any>;
     expect(doc.kml.name).toBe("Eyjafjallajökull");
