@@ -194,6 +194,38 @@ export function ringsIntersect(rings: readonly (readonly Position[])[]): boolean
   return findCrossingRings(rings).size > 0;
 }
 
+/** Segments a ring may have for ringCrossing to say where it crosses itself (a pairwise search, after the sweep said it does). */
+const CROSSING_SEARCH_LIMIT = 5_000;
+
+/**
+ * Whether a closed ring crosses or overlaps itself (neighbouring segments share their end point, which is
+ * allowed), and where: the first crossing found, when the ring is small enough to search pairwise (`at`
+ * undefined beyond CROSSING_SEARCH_LIMIT segments). Undefined when it does not cross.
+ */
+export function ringCrossing(ring: readonly Position[]): { at: Position | undefined } | undefined {
+  if (!ringsIntersect([ring])) return undefined;
+  const n = ring.length - 1;
+  if (n > CROSSING_SEARCH_LIMIT) return { at: undefined };
+  for (let i = 1; i <= n; i++) {
+    for (let j = i + 1; j <= n; j++) {
+      const [a, b, c, d] = [ring[i - 1]!, ring[i]!, ring[j - 1]!, ring[j]!];
+      if (segmentsConflict(a, b, c, d)) return { at: meetingPoint(a, b, c, d) };
+    }
+  }
+  return { at: undefined };
+}
+
+/** Where two conflicting segments meet: their crossing, or an end point of one lying on the other. */
+function meetingPoint(a: Position, b: Position, c: Position, d: Position): Position {
+  const denominator = (b[0] - a[0]) * (d[1] - c[1]) - (b[1] - a[1]) * (d[0] - c[0]);
+  if (denominator !== 0) {
+    const t = ((c[0] - a[0]) * (d[1] - c[1]) - (c[1] - a[1]) * (d[0] - c[0])) / denominator;
+    return [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
+  }
+  // Parallel, so overlapping (or the same segment): an end point of one inside the other.
+  return [c, d].find((p) => strictlyBetween(a, b, p)) ?? [a, b].find((p) => strictlyBetween(c, d, p)) ?? a;
+}
+
 export interface CrossingOptions {
   /** Only pairs where at least one segment is "new" count (segment i joins positions i-1 and i). */
   onlyNew?: (ring: number, segment: number) => boolean;

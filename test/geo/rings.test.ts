@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   EARTH_RADIUS_KM,
   findCrossingRings,
+  ringCrossing,
   isCounterClockwise,
   orientRing,
   pointInRing,
@@ -138,6 +139,14 @@ describe("segments and crossings", () => {
     // Only pairs involving a "new" segment count.
     expect(findCrossingRings([a, b], { onlyNew: () => false }).size).toBe(0);
     expect([...findCrossingRings([a, b], { onlyNew: (r) => r === 1 })]).toEqual([1]);
+  });
+
+  it("ringCrossing says whether and where a ring crosses itself", () => {
+    expect(ringCrossing([[10, 0], [12, 2], [12, 0], [10, 2], [10, 0]])).toEqual({ at: [11, 1] }); // a bow tie
+    expect(ringCrossing([[0, 0], [4, 0], [4, 2], [2, 0.000001], [0, 2], [0, 0]])).toBeUndefined(); // a notch short of the edge
+    expect(ringCrossing([[0, 0], [4, 0], [4, 2], [2, 0], [0, 2], [0, 0]])).toEqual({ at: [2, 0] }); // a notch touching it
+    expect(ringCrossing([[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]])).toBeUndefined();
+    expect(ringCrossing([[0, 0], [4, 0], [2, 0], [2, 2], [0, 0]])).toEqual({ at: [2, 0] }); // doubling back along an edge
   });
 });
 

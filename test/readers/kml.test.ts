@@ -300,6 +300,31 @@ describe("geometries too small to be drawn", () => {
   });
 });
 
+describe("rings that cross themselves", () => {
+  it("are published as drawn, with a warning naming the element and where it crosses, across the antimeridian too", async () => {
+    const placemark = (coordinates: string) => `<Placemark><name>p</name><Polygon><outerBoundaryIs><LinearRing><coordinates>${coordinates}</coordinates></LinearRing></outerBoundaryIs></Polygon></Placemark>`;
+    const text = kmlText(
+      [
+        "-20,64 -18,66 -18,64 -20,66 -20,64", // a bow tie, crossing at -19,65
+        "-20,64 -18,64 -18,66 -20,66 -20,64", // a square
+        "179,10 -179,12 -179,10 179,12 179,10", // a bow tie across the antimeridian, crossing at 180,11
+        "179,10 -179,10 -179,12 179,12 179,10", // a square across it, written within ±180: no crossing
+        "0,80 120,80 -120,80 0,80", // around the pole: not looked at
+      ]
+        .map(placemark)
+        .join(""),
+    );
+    const { kml, issues } = await read(inline(text));
+    expect(kml).toBeDefined();
+    const field = (i: number) => `kml/Document/Placemark[${i}]/Polygon/outerBoundaryIs/LinearRing/coordinates`;
+    expect(issues.map(({ severity, field, message }) => [severity, field, message])).toEqual([
+      ["warning", field(1), "a polygon ring that crosses itself near -19,65: viewers fill such a shape differently, so part of it may show as clear air"],
+      ["warning", field(3), "a polygon ring that crosses itself near -180,11: viewers fill such a shape differently, so part of it may show as clear air"],
+    ]);
+    expect(issues[0]!.fix).toBe("draw it again as rings that do not cross (two areas as two polygons)");
+  });
+});
+
 describe("rejected KML", () => {
   const errors = async (file: RunInputFile) => {
     const { kml, issues } = await read(file);

@@ -7,6 +7,8 @@ import { XMLBuilder } from "fast-xml-parser";
 import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import { closedRing, type KmlGeometry, type KmlPlacemark, type KmlTime } from "../../geo/forecasterGeoJson.ts";
 import type { GeoPosition } from "../../geo/antimeridian.ts";
+import { ringCrossing } from "../../geo/rings.ts";
+import type { Position } from "../../geo/types.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
 import { parseUntrustedXml, utf8Xml, XmlInputError } from "../../xml/safeXml.ts";
 import type { Issues } from "../issues.ts";
@@ -197,13 +199,39 @@ function warnOfTooFewPositions(positions: ReadonlyArray<readonly number[]>, path
   const geometry = path.replace(/\[\d+\]/g, "");
   const fix = "draw it again with its positions, or remove it";
   if (/\/(outerBoundaryIs|innerBoundaryIs)\/LinearRing\/coordinates$/.test(geometry)) {
-    if (!closedRing(positions as GeoPosition[])) scan.warnings.push({ field: path, message: `a polygon ring of ${positions.length} position(s): it needs 3 besides the closing one, so it is drawn nowhere and left out of the GeoJSON`, fix });
+    const ring = closedRing(positions as GeoPosition[]);
+    if (!ring) scan.warnings.push({ field: path, message: `a polygon ring of ${positions.length} position(s): it needs 3 besides the closing one, so it is drawn nowhere and left out of the GeoJSON`, fix });
+    else warnOfCrossing(ring, path, scan);
   } else if (/\/(LineString|LinearRing)\/coordinates$/.test(geometry)) {
     if (positions.length < 2) scan.warnings.push({ field: path, message: `a line of ${positions.length} position(s): it needs 2, so it is drawn nowhere and left out of the GeoJSON`, fix });
   } else if (/\/Point\/coordinates$/.test(geometry) && positions.length !== 1) {
     scan.warnings.push({ field: path, message: `a Point with ${positions.length} positions: it needs exactly one, so it is left out of the GeoJSON`, fix });
   }
 }
+
+/**
+ * A ring that crosses itself (a bow tie, a notch drawn through the edge): Google Earth, GDAL and web maps fill
+ * such a shape each their own way, so part of what was drawn as ash may show as clear. Longitudes are followed
+ * across the antimeridian first; a ring around a pole is left alone.
+ */
+function warnOfCrossing(ring: readonly GeoPosition[], path: string, scan: Scan): void {
+  const unwrapped: Position[] = [];
+  let lon = ring[0]![0]!;
+  for (const position of ring) {
+    lon += ((((position[0]! - lon) % 360) + 540) % 360) - 180;
+    unwrapped.push([lon, position[1]!]);
+  }
+  if (Math.abs(lon - unwrapped[0]![0]) > 180) return;
+  const crossing = ringCrossing(unwrapped);
+  if (!crossing) return;
+  const near = crossing.at ? ` near ${decimal(((((crossing.at[0] + 180) % 360) + 360) % 360) - 180)},${decimal(crossing.at[1])}` : "";
+  scan.warnings.push({
+    field: path,
+    message: `a polygon ring that crosses itself${near}: viewers fill such a shape differently, so part of it may show as clear air`,
+    fix: "draw it again as rings that do not cross (two areas as two polygons)",
+  });
+}
+const decimal = (value: number): string => String(Math.round(value * 1e4) / 1e4);
 
 /** An instant to the whole second, as validity functions take it. */
 function instantOf(time: string): number {
