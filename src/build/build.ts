@@ -181,15 +181,15 @@ interface UpdatedRuns {
  * `settledBefore`: when the build lock was taken, on the file system's clock (ScanOptions).
  */
 async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBefore: number, log: (line: string) => void): Promise<UpdatedRuns> {
-  const { runsDir, distDir } = options;
+  const { runsDir } = options;
   const { state: prevState, pipeline, pipelineChanged } = last;
   const priorRuns = prevState.runs;
   // The watcher names the folders that changed, added and removed ones included: the others are those of
   // the last build, so runs/ need not be listed (1,000 entries: several ms). A rebuild job lists it again.
   const folders =
     last.inMemory && !pipelineChanged && options.changedFolders !== undefined && options.rebuild === undefined
-      ? foldersAfterChanges(runsDir, distDir, Object.keys(priorRuns), options.changedFolders)
-      : listRunFolders(runsDir, distDir);
+      ? foldersAfterChanges(runsDir, Object.keys(priorRuns), options.changedFolders)
+      : listRunFolders(runsDir);
   const forced = (name: string) => options.rebuild === "all" || options.rebuild?.has(name) === true;
   const known = (name: string) => !forced(name) && !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
   const priorFolders = prevState.folders;

