@@ -207,8 +207,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .action(async (dir: string, flags: { defaultType?: RunType; thresholds?: string; wmsBase?: string }) => {
       const { check } = await import("../build/check.ts");
       const result = await check(dir, resolvePipelineSettings(flags));
-      for (const line of formatRunReports(result.runs)) out(line);
-      out(`${summarise(result.runs)}; ${result.errors} error(s), ${result.warnings} warning(s)`);
+      for (const line of formatRunReports(result.runs, "check")) out(line);
+      out(`${summarise(result.runs, "check")}; ${result.errors} error(s), ${result.warnings} warning(s)`);
       if (result.errors > 0) exitCode = EXIT.runErrors;
     });
 

@@ -121,7 +121,7 @@ describe("ashcast check", () => {
     const before = await snapshotTree(ws.root);
     const { code, stdout } = await ashcast(["check", ws.runsDir], ws.root);
     expect(code).toBe(0);
-    expect(stdout).toContain("2 run folders: 2 published; 0 error(s), 0 warning(s)");
+    expect(stdout).toContain("2 run folders: 2 valid; 0 error(s), 0 warning(s)");
     expect(await snapshotTree(ws.root)).toEqual(before);
     expect(await exists(path.join(ws.root, "dist"))).toBe(false);
   });
@@ -131,7 +131,7 @@ describe("ashcast check", () => {
     const bad = await writeKmlRun(ws.runsDir, "bad", { manifest: { colour: "red" } });
     const ok = await ashcast(["check", good.dir], ws.root);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain("1 run folder: 1 published");
+    expect(ok.stdout).toContain("1 run folder: 1 valid");
     const notOk = await ashcast(["check", bad.dir], ws.root);
     expect(notOk.code).toBe(1);
     expect(notOk.stdout).toMatch(/ERROR bad\/run\.json.*colour.*Fix: remove colour/);
@@ -210,7 +210,7 @@ describe("ashcast new-run", () => {
     expect(await exists(`${folder}.part`)).toBe(false);
     const checked = await ashcast(["check", folder], ws.root);
     expect(checked.code).toBe(0);
-    expect(checked.stdout).toContain("1 run folder: 1 published; 0 error(s), 0 warning(s)");
+    expect(checked.stdout).toContain("1 run folder: 1 valid; 0 error(s), 0 warning(s)");
     const built = await ashcast(["build", "--runs", ws.runsDir, "--out", ws.distDir]);
     expect(built.code).toBe(0);
     const release = await readRelease(ws.distDir);

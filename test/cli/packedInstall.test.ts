@@ -45,7 +45,7 @@ describe("the packed and installed ashcast", () => {
     await cp(path.join(PROJECT, "runs"), path.join(work, "runs"), { recursive: true });
     const env = { ...process.env, PATH: SYSTEM_PATH, NO_COLOR: "1", ASHCAST_RUNS: "", ASHCAST_DIST: "" };
     const checked = await run(ashcast, ["check", "runs"], { cwd: work, env, timeout: 120_000 });
-    expect(checked.stdout).toContain("3 run folders: 3 published; 0 error(s), 0 warning(s)");
+    expect(checked.stdout).toContain("3 run folders: 3 valid; 0 error(s), 0 warning(s)");
     const built = await run(ashcast, ["build", "--runs", "runs", "--out", "dist"], { cwd: work, env, timeout: 120_000 });
     expect(built.stdout).toContain("3 run folders: 3 published");
     const index = JSON.parse(await readFile(path.join(work, "dist/current/index.json"), "utf8")) as { reftimes: string[] };
