@@ -39,16 +39,20 @@
   const ashLayer = L.layerGroup().addTo(map);
   const volcanoLayer = L.layerGroup().addTo(map);
 
-  /** Current state; `time` survives band switches so the slider stays where the user put it. */
+  /** Current state. */
   const state = {
     /** @type {AshModel | undefined} */ model: undefined,
     /** @type {Choice[]} */ choices: [],
     choice: 0,
     step: 0,
-    /** @type {string | undefined} */ time: undefined,
-    /** @type {number | undefined} */ timer: undefined,
+    /** The time of the step shown. @type {string | undefined} */ time: undefined,
+    /** The time the user chose: it survives band switches (a band with other steps shows the step nearest it). @type {string | undefined} */ wanted: undefined,
+    playing: false,
+    /** The next step of play, due once the one shown is drawn. @type {number | undefined} */ timer: undefined,
     /** Steps by url, for the run shown: fetched once, played from memory. @type {Map<string, Promise<Step>>} */
     steps: new Map(),
+    /** The urls of steps already read: shown without a "Loading" note. @type {Set<string>} */
+    ready: new Set(),
     drawn: 0,
     /** Counts run loads: only the newest one's answer is shown when the user switches quickly. */
     loads: 0,
@@ -74,6 +78,8 @@
     ashcastViewer: {
       map,
       state,
+      /** The ash areas drawn now (each a fill and an outline). */
+      areasDrawn: () => ashLayer.getLayers().length / 2,
       /** Where a longitude/latitude is drawn, in CSS pixels of the page. */
       pagePoint(/** @type {number} */ lon, /** @type {number} */ lat) {
         const point = map.latLngToContainerPoint([lat, lon]);
@@ -89,9 +95,22 @@
    */
   const early = /** @type {any} */ (window).ashcastEarly;
 
+  /** A failed request, with its status and the service's own reason (a problem's detail) when it gave one. */
+  class RequestFailed extends Error {
+    constructor(/** @type {number} */ status, /** @type {string} */ message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
   const fetchOk = async (/** @type {string | URL} */ url, /** @type {Promise<Response> | undefined} */ started = undefined) => {
     const response = await (started ?? fetch(url, { headers: { accept: "application/json" } }));
-    if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${new URL(url, location.href).pathname}`);
+    if (!response.ok) {
+      /** @type {string | undefined} */
+      let detail;
+      if (/^application\/problem\+json/.test(response.headers.get("content-type") ?? "")) detail = await response.json().then((body) => (typeof body?.detail === "string" ? body.detail : undefined), () => undefined);
+      throw new RequestFailed(response.status, detail ?? `${response.status} ${response.statusText} for ${new URL(url, location.href).pathname}`);
+    }
     return response;
   };
 
@@ -102,7 +121,9 @@
     let step = state.steps.get(url);
     if (!step) {
       step = fetchOk(url).then(async (response) => ashKml.parse(await response.text()));
-      step.catch(() => state.steps.delete(url));
+      const steps = state.steps;
+      const ready = state.ready;
+      step.then(() => ready.add(url), () => steps.delete(url));
       state.steps.set(url, step);
     }
     return step;
@@ -178,24 +199,41 @@
     $("ash-note").textContent = step.missing ? `${noArea ? `${noArea} ` : ""}${step.missing}: no ash area is drawn there.` : noArea;
   }
 
+  /**
+   * A note over the map while it does not show what the controls say: a step or run still loading (the map
+   * greyed, what it shows the last one), or one that could not be loaded (the ash taken off). Empty: none.
+   */
+  function setMapNote(/** @type {string} */ text, /** @type {"loading" | "failed"} */ kind = "loading") {
+    const note = $("map-note");
+    note.textContent = text;
+    note.hidden = !text;
+    $("map").dataset.stale = text ? kind : "";
+  }
+
   /** Shows the current band at the current step; the newest request wins when several are in flight. */
   async function show() {
     const choice = state.choices[state.choice];
     const step = choice?.steps[state.step];
-    if (!choice || !step || !state.model) return;
-    state.time = step.time;
-    queries.refresh();
+    const model = state.model;
+    if (!choice || !step || !model) return;
+    clearTimeout(state.timer);
+    state.timer = undefined;
     slider.value = String(state.step);
     slider.setAttribute("aria-valuetext", `${formatTime(step.time)}, ${state.step + 1} of ${choice.steps.length}`);
-    timeLabel.textContent = `${formatTime(step.time)} (T+${hoursAfter(step.time, state.model.meta.reftime)} h) · ${state.step + 1}/${choice.steps.length}`;
-    remember();
+    timeLabel.textContent = `${formatTime(step.time)} (T+${hoursAfter(step.time, model.meta.reftime)} h) · ${state.step + 1}/${choice.steps.length}`;
+    remember(step.time);
     const ticket = ++state.drawn;
+    // Until the step is drawn the map still shows the last one: greyed and said, unless it is already read (then
+    // it is drawn before the next frame).
+    if (!state.ready.has(step.url)) setMapNote(`Loading ${choice.label} at ${formatTime(step.time)}…`);
     try {
       const loaded = await loadStep(step.url);
       if (ticket !== state.drawn) return;
       drawStep(loaded);
-      status.textContent = "";
-      const drawn = `${state.model.meta.reftime}|${choice.label}|${step.time}`;
+      setMapNote("");
+      state.time = step.time;
+      queries.refresh();
+      const drawn = `${model.meta.reftime}|${choice.label}|${step.time}`;
       // Leaflet draws its canvas in the next animation frame; this callback runs after it, before the paint.
       requestAnimationFrame(() => {
         if (ticket !== state.drawn) return;
@@ -203,11 +241,23 @@
         if (!performance.getEntriesByName("ash-drawn").length) performance.mark("ash-drawn");
         firstDrawn();
       });
-      // While playing, the next step is fetched ahead.
-      const next = choice.steps[state.step + 1];
-      if (next && state.timer !== undefined) void loadStep(next.url).catch(() => {});
+      // While playing, the next step is fetched ahead, and shown once this one has been on screen a while.
+      if (state.playing) {
+        const next = choice.steps[(state.step + 1) % choice.steps.length];
+        if (next) void loadStep(next.url).catch(() => {});
+        state.timer = setTimeout(() => go(1), PLAY_MS);
+      }
     } catch (error) {
-      if (ticket === state.drawn) status.textContent = `Could not draw this step: ${/** @type {Error} */ (error).message}`;
+      if (ticket !== state.drawn) return;
+      stop();
+      // Never the last step's ash under this step's time: the map is emptied, greyed and says why.
+      drawStep({ areas: [], legend: [], concentrations: false });
+      $("ash-note").textContent = "";
+      state.time = undefined;
+      queries.refresh();
+      const why = /** @type {Error} */ (error).message;
+      setMapNote(`${choice.label} at ${formatTime(step.time)} could not be loaded: ${why}. Nothing is drawn; this is not clear air.`, "failed");
+      document.body.dataset.drawn = `${model.meta.reftime}|${choice.label}|${step.time}|failed`;
     }
   }
 
@@ -265,31 +315,59 @@
     const choice = state.choices[index];
     if (!choice) return;
     state.choice = index;
-    state.step = stepNear(choice, state.time);
+    state.step = stepNear(choice, state.wanted);
     slider.max = String(choice.steps.length - 1);
     const radio = /** @type {HTMLInputElement | null} */ (bandList.querySelector(`input[value="${index}"]`));
     if (radio) radio.checked = true;
     void show();
   }
 
+  /**
+   * Shows a run (the latest when `reftime` is undefined). While it loads, and when it cannot be loaded, the run
+   * shown before stays under its own banner and name (the map marked while loading): resolves false when this
+   * load was overtaken by a newer one, throws (RequestFailed) when it failed.
+   */
   async function loadRun(/** @type {string | undefined} */ reftime, /** @type {{ band?: string | null, time?: string | null }} */ wanted = {}) {
     stop();
     const ticket = ++state.loads;
-    banner.className = "banner";
-    banner.textContent = "Loading the run…";
+    if (state.model) setMapNote(`Loading the run ${reftime ? formatTime(reftime) : "published last"}…`);
+    else {
+      banner.className = "banner";
+      banner.textContent = "Loading the run…";
+    }
     const started = early?.model && early.reftime === (reftime ?? null) ? early.model : undefined;
     if (early) early.model = undefined;
-    const response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api), started);
-    if (response.status === 204) {
+    /** @type {Response} */
+    let response;
+    /** @type {AshModel | undefined} */
+    let model;
+    try {
+      response = await fetchOk(new URL(reftime ? `.json?reftime=${encodeURIComponent(reftime)}` : ".json", api), started);
+      if (response.status !== 204) model = /** @type {AshModel} */ (await response.json());
+    } catch (error) {
+      if (ticket !== state.loads) return false;
+      if (state.model) setMapNote("");
+      throw error;
+    }
+    if (ticket !== state.loads) return false;
+    if (!model) {
+      // Nothing published (any more): nothing of a run shown before may stay on the map.
+      state.model = undefined;
+      state.choices = [];
+      state.drawn++;
+      drawStep({ areas: [], legend: [], concentrations: false });
+      bandList.replaceChildren();
+      setMapNote("");
+      banner.className = "banner";
       banner.textContent = "No forecast run is published yet: this page shows the latest one once there is one.";
       document.body.dataset.drawn = "nothing published";
-      return;
+      return true;
     }
-    const model = /** @type {AshModel} */ (await response.json());
-    if (ticket !== state.loads) return;
+    setMapNote("");
     state.model = model;
     state.pinned = reftime !== undefined;
     state.steps = new Map();
+    state.ready = new Set();
     state.choices = choicesOf(model);
     setBanner(model.meta);
     $("description").textContent = model.meta.description;
@@ -326,53 +404,75 @@
     state.centreLon = box && east !== undefined ? (box.west + east) / 2 : undefined;
     // Not animated: what is drawn (and the pixel a test or a screenshot looks at) is the final view at once.
     if (box && east !== undefined) map.fitBounds([[box.south, box.west], [box.north, east]], { padding: [12, 12], animate: false });
-    state.time = wanted.time ?? undefined;
+    state.time = undefined;
+    state.wanted = wanted.time ?? undefined;
+    // A place or a route asked about before is asked again of this run.
+    queries.runChanged();
     const band = state.choices.findIndex((c) => c.label === wanted.band);
     selectChoice(band >= 0 ? band : 0);
+    return true;
   }
 
   /** The run, band and time in the address, so a view can be shared and reloaded. */
-  function remember() {
+  function remember(/** @type {string} */ time) {
     const params = new URLSearchParams();
     if (state.model && state.pinned) params.set("reftime", state.model.meta.reftime);
     const choice = state.choices[state.choice];
     if (choice && state.choice > 0) params.set("band", choice.label);
-    if (state.time && state.step > 0) params.set("time", state.time);
+    if (state.step > 0) params.set("time", time);
     const query = params.toString();
     history.replaceState(null, "", query ? `?${query}` : location.pathname);
   }
 
-  function go(/** @type {number} */ delta) {
+  /** Moves to a step chosen by the user: its time is the one other bands are shown at. */
+  function goTo(/** @type {number} */ step) {
     const choice = state.choices[state.choice];
     if (!choice) return;
-    state.step = (state.step + delta + choice.steps.length) % choice.steps.length;
+    state.step = (step + choice.steps.length) % choice.steps.length;
+    state.wanted = choice.steps[state.step]?.time;
     void show();
   }
+  const go = (/** @type {number} */ delta) => goTo(state.step + delta);
 
   function stop() {
-    if (state.timer !== undefined) clearInterval(state.timer);
+    state.playing = false;
+    clearTimeout(state.timer);
     state.timer = undefined;
     play.setAttribute("aria-pressed", "false");
     play.textContent = "▶ Play";
   }
 
   play.addEventListener("click", () => {
-    if (state.timer !== undefined) return stop();
-    state.timer = setInterval(() => go(1), PLAY_MS);
+    if (state.playing) return stop();
+    // Each step is drawn, then shown PLAY_MS, before the next: on a slow network play waits for the map.
+    state.playing = true;
     play.setAttribute("aria-pressed", "true");
     play.textContent = "❚❚ Pause";
     go(1);
   });
   $("prev").addEventListener("click", () => go(-1));
   $("next").addEventListener("click", () => go(1));
-  slider.addEventListener("input", () => {
-    state.step = Number(slider.value);
-    void show();
-  });
+  slider.addEventListener("input", () => goTo(Number(slider.value)));
   runSelect.addEventListener("change", () => {
     // The first entry is "the latest": chosen, it follows new runs on reload.
-    loadRun(runSelect.selectedIndex === 0 ? undefined : runSelect.value, { band: state.choices[state.choice]?.label }).catch(fail);
+    const reftime = runSelect.selectedIndex === 0 ? undefined : runSelect.value;
+    loadRun(reftime, { band: state.choices[state.choice]?.label, time: state.wanted }).catch((error) => runFailed(error, reftime ?? runSelect.value));
   });
+  // The keyboard's way to a place's values: Enter or Space on the map asks for its centre (arrows pan it there).
+  $("map").addEventListener("keydown", (event) => {
+    if (event.target !== $("map") || (event.key !== "Enter" && event.key !== " ")) return;
+    event.preventDefault();
+    const centre = map.getCenter();
+    void queries.pointAt(centre.lat, ((((centre.lng + 180) % 360) + 360) % 360) - 180, centre.lng);
+  });
+
+  /** A run chosen that could not be loaded: the run shown stays, under its own banner and name, and the reason is said. */
+  function runFailed(/** @type {Error} */ error, /** @type {string} */ reftime) {
+    if (!state.model) return fail(error);
+    setBanner(state.model.meta);
+    runSelect.value = state.model.meta.reftime;
+    status.textContent = `The run ${formatTime(reftime)} could not be loaded: ${error.message}. Still showing the run ${formatTime(state.model.meta.reftime)}.`;
+  }
 
   function fail(/** @type {Error} */ error) {
     banner.className = "banner banner-error";
@@ -418,7 +518,14 @@
         status.textContent = `The list of runs could not be loaded: ${error.message}`;
         return /** @type {string[]} */ ([]);
       });
-    const first = loadRun(params.get("reftime") ?? undefined, { band: params.get("band"), time: params.get("time") });
+    const asked = params.get("reftime") ?? undefined;
+    const wanted = { band: params.get("band"), time: params.get("time") };
+    // A run in the address that is not published (withdrawn, mistyped): said, and the latest shown instead.
+    const first = loadRun(asked, wanted).catch(async (/** @type {Error} */ error) => {
+      if (!asked || !(error instanceof RequestFailed) || error.status !== 404) throw error;
+      await loadRun(undefined, { band: wanted.band });
+      status.textContent = `The run ${asked} is not published (${error.message}): showing the latest run.`;
+    });
     loadCoastlines().catch((error) => (status.textContent = `Coastlines could not be loaded: ${error.message}`));
     const reftimes = await runs;
     runSelect.replaceChildren(

@@ -97,9 +97,11 @@ describe("point and route queries in the viewer", () => {
     await watched.page.waitForFunction(`(document.body.dataset.drawn || "").startsWith(${JSON.stringify(`${SAMPLES.exercise}|`)})`, undefined, { timeout: 20_000 });
     await watched.page.locator("#route-file").setInputFiles(file);
     await watched.page.waitForFunction("document.body.dataset.route !== undefined", undefined, { timeout: 20_000 });
-    expect(await watched.page.evaluate("document.body.dataset.route")).toBe(String(encounters.length));
+    expect(await watched.page.evaluate("document.body.dataset.route")).toBe(`${SAMPLES.exercise}|${encounters.length}`);
     const items = await watched.page.locator("#route-list li").allTextContents();
-    for (const e of encounters) expect(items.some((text) => text.startsWith(`${e.band} ${e.class} up to`) && text.includes(formatTime(e.entry.time!)))).toBe(true);
+    // Bands named as the map's controls name them (SFC/FL200, FL200/350).
+    const labels = new Map(expected.models.flatMap((m) => m.bands.map((b) => [b.band, b.label] as const)));
+    for (const e of encounters) expect(items.some((text) => text.startsWith(`${labels.get(e.band)} ${e.class} up to`) && text.includes(formatTime(e.entry.time!)))).toBe(true);
     // The route and each encounter are drawn on the map (Leaflet's SVG paths in the overlay pane).
     expect(await watched.page.locator(".leaflet-overlay-pane path").count()).toBeGreaterThanOrEqual(1 + encounters.length);
     await screenshot(watched.page, "route-encounters");
