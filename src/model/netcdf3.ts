@@ -191,10 +191,12 @@ function attributes(list: HeaderVariable["attributes"] | undefined): Map<string,
   const result = new Map<string, AttributeValue>();
   for (const attribute of list ?? []) {
     const value = attribute.value;
+    // netcdfjs reads NC_BYTE attributes as unsigned; NetCDF-3's byte is signed (a _FillValue of -1b is -1, not 255).
+    const signed = attribute.type === "byte" ? (n: number) => (n > 127 ? n - 256 : n) : (n: number) => n;
     if (typeof value === "string") result.set(attribute.name, recoverUtf8(value.replace(/\0+$/, "")));
-    else if (typeof value === "number") result.set(attribute.name, [value]);
+    else if (typeof value === "number") result.set(attribute.name, [signed(value)]);
     else if (Array.isArray(value) && value.length <= MODEL_LIMITS.maxAttributeElements && value.every((item) => typeof item === "number")) {
-      result.set(attribute.name, value as number[]);
+      result.set(attribute.name, (value as number[]).map(signed));
     }
   }
   return result;

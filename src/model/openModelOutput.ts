@@ -10,9 +10,12 @@
  *   computed from the pole and its 1-D rotated axes.
  * - Everything declared is checked against MODEL_LIMITS before anything is allocated; a field is read
  *   one time step at a time, never a whole variable.
- * - Values: `_FillValue` / `missing_value` (and NaN) are missing (NaN); `scale_factor` / `add_offset`
- *   are applied; units are converted to mg/m³ (units.ts); a negative or infinite concentration is an
- *   error naming the variable and the time step. `valid_min`/`valid_max`/`valid_range` are not used.
+ * - Values: `_FillValue` / `missing_value` (and NaN) are missing (NaN), and without `_FillValue` netCDF's
+ *   default fill of the type (not for bytes, as netCDF's own rule); `_Unsigned = "true"` reads a classic
+ *   file's signed integers as unsigned; `scale_factor` / `add_offset` are applied, a packed value within
+ *   half a packing step of 0 being 0; units are converted to mg/m³ (units.ts); a negative or infinite
+ *   concentration is an error naming the variable and the time step. `valid_min`/`valid_max`/`valid_range`
+ *   do not make values missing (the error then names them, for the file to say so with `_FillValue`).
  * - Every problem with the file is a UserError whose `where` is the display path, with a fix.
  */
 import { open } from "node:fs/promises";
@@ -31,8 +34,22 @@ import { CONCENTRATION_UNITS_EXAMPLES, concentrationToMgPerM3 } from "./units.ts
 
 const HDF5_MAGIC = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
 const CDF_MAGIC = [0x43, 0x44, 0x46];
-/** netCDF's default fill values: what an unwritten float or double reads as when no _FillValue is set. */
-const DEFAULT_FILL: Partial<Record<string, number>> = { float: 9.969209968386869e36, double: 9.969209968386869e36 };
+/**
+ * netCDF's default fill values: what an unwritten cell reads as when no _FillValue is set (netcdf.h NC_FILL_*).
+ * Not for byte and ubyte: netCDF's rule is that their default fill is a value like any other.
+ */
+const DEFAULT_FILL: Partial<Record<string, number>> = {
+  short: -32767,
+  ushort: 65535,
+  int: -2147483647,
+  uint: 4294967295,
+  int64: Number(-9223372036854775806n),
+  uint64: Number(18446744073709551614n),
+  float: 9.969209968386869e36,
+  double: 9.969209968386869e36,
+};
+/** Bits of the signed integer types `_Unsigned = "true"` reads as unsigned. */
+const INTEGER_BITS: Partial<Record<string, number>> = { byte: 8, short: 16, int: 32 };
 const REPLACE_FIX = "replace the file with the model's complete output";
 
 export type ModelFileFormat = "netcdf4" | "netcdf3" | "cdf5";
@@ -104,6 +121,14 @@ interface FieldVariable extends ModelVariable {
   scale: number;
   offset: number;
   fills: number[];
+  /** Whether the file packs the values (scale_factor or add_offset): within half a step of 0 is 0. */
+  packed: boolean;
+  /** 2^bits when `_Unsigned = "true"` on a signed integer type: negative stored values are read plus this. */
+  unsignedSpan: number;
+  /** valid_min / valid_range's lower end, to name when a value below it is refused. */
+  validMin: number | undefined;
+  /** The netCDF type the values are stored as. */
+  storedType: string;
 }
 
 async function interpret(source: NetcdfSource, where: string, pointGeometry: boolean): Promise<ModelOutput> {
@@ -135,7 +160,9 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     if (variable.dimensions.length !== 3) {
       collect(
         `variable ${variable.name} has ${variable.dimensions.length} dimension${variable.dimensions.length === 1 ? "" : "s"} (${variable.dimensions.join(", ")}), expected 3: (time, lat, lon) or (time, y, x)`,
-        "give the model's MAX6h_ASH_fl... variables as written by the model: one 2-D field per time step",
+        variable.dimensions.length === 4
+          ? `give one 2-D field per time step: drop a dimension of length 1 (e.g. \`ncwa -O -a ${variable.dimensions[1]} in.nc out.nc\`), or give the model's MAX6h_ASH_fl... variables as written`
+          : "give the model's MAX6h_ASH_fl... variables as written by the model: one 2-D field per time step",
       );
     } else if (variable.dimensions.join(",") !== first.dimensions.join(",")) {
       collect(`variable ${variable.name} has dimensions (${variable.dimensions.join(", ")}) but ${first.name} has (${first.dimensions.join(", ")})`, "give all flight-level variables the same (time, lat, lon) or (time, y, x) dimensions");
@@ -201,15 +228,22 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     const fill = numberAttribute(variable.attributes, "_FillValue")?.[0] ?? DEFAULT_FILL[variable.type];
     const missing = numberAttribute(variable.attributes, "missing_value") ?? [];
     const fills = [...(fill === undefined ? [] : [fill]), ...missing].flatMap((value) => [value, Math.fround(value)]);
+    const scale = numberAttribute(variable.attributes, "scale_factor")?.[0];
+    const offset = numberAttribute(variable.attributes, "add_offset")?.[0];
+    const bits = INTEGER_BITS[variable.type];
     return {
       name: variable.name,
       band,
       units: units!,
       meaning: describeField(variable.name, { long_name: textAttribute(variable.attributes, "long_name"), cell_methods: textAttribute(variable.attributes, "cell_methods") }, band.label),
       factor: factor!,
-      scale: numberAttribute(variable.attributes, "scale_factor")?.[0] ?? 1,
-      offset: numberAttribute(variable.attributes, "add_offset")?.[0] ?? 0,
+      scale: scale ?? 1,
+      offset: offset ?? 0,
       fills: [...new Set(fills)],
+      packed: scale !== undefined || offset !== undefined,
+      unsignedSpan: bits !== undefined && textAttribute(variable.attributes, "_Unsigned")?.trim().toLowerCase() === "true" ? 2 ** bits : 0,
+      validMin: numberAttribute(variable.attributes, "valid_min")?.[0] ?? numberAttribute(variable.attributes, "valid_range")?.[0],
+      storedType: variable.type,
     };
   });
   failCollected();
@@ -372,6 +406,17 @@ async function readGrid(
     if (pole === undefined) {
       fail(`variable ${gridMapping.name} (rotated_latitude_longitude) lacks grid_north_pole_latitude or grid_north_pole_longitude`, REPLACE_FIX);
     }
+    // Without 2-D arrays the rotated axes alone place the grid: they must be in degrees (x/y as bare cell
+    // indices, which some writers store, would put the ash thousands of kilometres away).
+    for (const [rotated, name] of [[xAxis, "grid_longitude"], [yAxis, "grid_latitude"]] as const) {
+      const units = textAttribute(rotated.attributes, "units")?.trim();
+      if (!/^degrees?(_?[ne](ast|orth)?)?$/i.test(units ?? "")) {
+        fail(
+          `variable ${rotated.name} has units ${units === undefined ? "(none)" : `"${units}"`}, not degrees, and the file has no 2-D latitude/longitude: the rotated grid cannot be placed`,
+          `give ${rotated.name} as the rotated ${name === "grid_longitude" ? "longitudes" : "latitudes"} of the cell centres in degrees (standard_name = "${name}", units = "degrees"), or add the 2-D latitude and longitude variables SNAP writes`,
+        );
+      }
+    }
     const rlat = await readCoordinates(source, yAxis, fail);
     const rlon = await readCoordinates(source, xAxis, fail);
     const lat = new Float64Array(nx * ny);
@@ -448,7 +493,7 @@ async function readCoordinates(source: NetcdfSource, variable: SourceVariable, f
  */
 function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): Float32Array | undefined {
   const { scale, offset, factor, fills } = variable;
-  if (fills.length > 4) return undefined;
+  if (fills.length > 4 || variable.packed) return undefined;
   const [fill1 = Number.NaN, fill2 = Number.NaN, fill3 = Number.NaN, fill4 = Number.NaN] = fills;
   // 0 converts to 0 (and -0 to 0) when nothing is added to it: left as the new array has it, unless 0 is a fill value.
   const skipZero = offset === 0 && !fills.includes(0);
@@ -475,35 +520,47 @@ function simulationStartOf(text: string | undefined): string | undefined {
   return normaliseInstant(text);
 }
 
+/** ncatted's name of a netCDF type, for an attribute of the variable's own type. */
+const NCATTED_TYPES: Partial<Record<string, string>> = { byte: "b", ubyte: "ub", short: "s", ushort: "us", int: "l", uint: "ul", int64: "ll", uint64: "ull", float: "f", double: "d" };
+
 function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number, time: string, nx: number, fail: Fail): Float32Array {
   if (raw instanceof Float32Array) {
     const field = float32ToMgPerM3(raw, variable);
     if (field) return field;
   }
-  const { scale, offset, factor, fills } = variable;
+  const { scale, offset, factor, fills, packed, unsignedSpan } = variable;
   const [fill1 = Number.NaN, fill2 = Number.NaN, fill3 = Number.NaN, fill4 = Number.NaN] = fills;
   const manyFills = fills.length > 4;
+  // A packed value is only known to half a packing step: one that close to 0 is 0 (-9e-13 from 0 packed with an offset).
+  const zeroWithin = packed ? Math.abs(scale) / 2 : 0;
   const field = new Float32Array(raw.length);
   for (let k = 0; k < raw.length; k++) {
-    const value = raw[k]!;
-    if (value !== value || value === fill1 || value === fill2 || value === fill3 || value === fill4 || (manyFills && fills.includes(value))) {
+    const stored = raw[k]!;
+    // Fill values are compared as stored (a _FillValue has the variable's own type, signed in a classic file).
+    if (stored !== stored || stored === fill1 || stored === fill2 || stored === fill3 || stored === fill4 || (manyFills && fills.includes(stored))) {
       field[k] = Number.NaN;
       continue;
     }
-    const converted = Math.fround((value * scale + offset) * factor);
+    const value = unsignedSpan && stored < 0 ? stored + unsignedSpan : stored;
+    const unpacked = value * scale + offset;
+    const converted = unpacked < 0 && unpacked > -zeroWithin ? 0 : Math.fround(unpacked * factor);
     if (converted >= 0 && converted !== Infinity) {
       field[k] = converted + 0; // -0 to 0
       continue;
     }
     const at = `at time index ${timeIndex} (${time}), row ${Math.floor(k / nx)}, column ${k % nx}`;
+    const asStored = packed || unsignedSpan ? `; stored as ${stored}` : "";
     if (converted < 0) {
+      const invalid = variable.validMin !== undefined && value < variable.validMin;
       fail(
-        `variable ${variable.name} has a negative concentration (${value} ${variable.units}) ${at}`,
-        "concentrations cannot be negative: check scale_factor/add_offset and how the file was written, or replace it with the model's own output",
+        `variable ${variable.name} has a negative concentration (${unpacked} ${variable.units}${asStored}) ${at}${invalid ? `, below its valid_min ${variable.validMin}` : ""}`,
+        invalid
+          ? `ashcast reads missing cells from _FillValue or missing_value only: set ${variable.name}:missing_value to the value the model writes there (e.g. \`ncatted -a missing_value,${variable.name},o,${NCATTED_TYPES[variable.storedType] ?? "d"},${stored} in.nc\`)`
+          : "concentrations cannot be negative: check scale_factor/add_offset and how the file was written, or replace it with the model's own output",
       );
     }
     fail(
-      `variable ${variable.name} has an infinite or unrepresentable concentration (${value} ${variable.units}) ${at}`,
+      `variable ${variable.name} has an infinite or unrepresentable concentration (${unpacked} ${variable.units}${asStored}) ${at}`,
       "replace the file with the model's own output (use _FillValue for missing cells)",
     );
   }

@@ -210,7 +210,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`bad NetCDF-3 files made with ncgen${HAS_NETCDF
     const file = await fromCdl({ fields: [{ name: "MAX6h_ASH_fl200-350", dims: "lat, lon", attributes: ['units = "ug/m3"'] }] });
     await expectUserError(openModelOutput(file, WHERE), WHERE, /variable MAX6h_ASH_fl200-350 has 2 dimensions \(lat, lon\), expected 3/);
     const four = await fromCdl({ dimensions: "lev = 2 ;", fields: [{ name: "MAX6h_ASH_fl350-550", dims: "time, lev, lat, lon", attributes: ['units = "ug/m3"'] }] });
-    await expectUserError(openModelOutput(four, WHERE), WHERE, /variable MAX6h_ASH_fl350-550 has 4 dimensions \(time, lev, lat, lon\), expected 3/);
+    const error = await expectUserError(openModelOutput(four, WHERE), WHERE, /variable MAX6h_ASH_fl350-550 has 4 dimensions \(time, lev, lat, lon\), expected 3/);
+    expect(error.fix).toMatch(/drop a dimension of length 1 \(e\.g\. `ncwa -O -a lev in\.nc out\.nc`\)/);
   });
 
   it("flight-level variables on different dimensions", async () => {
@@ -326,7 +327,7 @@ describe.skipIf(!HAS_NETCDF_BIN)(`bad NetCDF-3 files made with ncgen${HAS_NETCDF
     output.close();
     // Negative after add_offset, too.
     const packed = await fromCdl({ fields: [{ name: "MAX6h_ASH_fl000-200", type: "short", attributes: ['units = "mg/m3"', "scale_factor = 1.f", "add_offset = -10.f"], data: Array.from({ length: 24 }, () => 5).join(", ") }] });
-    await expectUserError(readAll(packed), WHERE, /variable MAX6h_ASH_fl000-200 has a negative concentration \(5 mg\/m3\) at time index 0/);
+    await expectUserError(readAll(packed), WHERE, /variable MAX6h_ASH_fl000-200 has a negative concentration \(-5 mg\/m3; stored as 5\) at time index 0/);
   });
 
   it("infinite values, naming the variable and time index", async () => {

@@ -42,7 +42,7 @@ export function ncdump(args: string[]): string {
 
 export interface FieldSpec {
   name: string;
-  type?: "float" | "double" | "short" | "int";
+  type?: "float" | "double" | "short" | "int" | "byte";
   dims?: string;
   attributes?: string[];
   /** CDL data (values, `_` for fill); omitted: no data section for it (fill values). */

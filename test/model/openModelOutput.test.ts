@@ -10,7 +10,7 @@ import { arcDegrees, rotatedToGeographic } from "../../src/model/gridMapping.ts"
 import { h5wasmReady } from "../../src/model/netcdf4.ts";
 import { isModelOutputFile, modelFileFormat, openModelOutput } from "../../src/model/openModelOutput.ts";
 import { FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../src/model/types.ts";
-import { eemepCdl, grid2dCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, rotatedByVectors, SMALL_LAT, SMALL_LON, tempDir } from "./helpers.ts";
+import { eemepCdl, expectUserError, grid2dCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, rotatedByVectors, SMALL_LAT, SMALL_LON, tempDir } from "./helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -314,6 +314,83 @@ data:
     } finally {
       output.close();
     }
+  });
+
+  it("refuses a rotated grid placed only by x/y that are not in degrees (bare indices would put the ash thousands of km away)", async () => {
+    const cdl = `netcdf snap {
+dimensions:
+  time = UNLIMITED ;
+  x = 3 ;
+  y = 2 ;
+variables:
+  double time(time) ;
+    time:units = "hours since 2016-11-03 00:00:00" ;
+  float x(x) ;
+    x:units = "1" ;
+  float y(y) ;
+    y:units = "1" ;
+  int projection ;
+    projection:grid_mapping_name = "rotated_latitude_longitude" ;
+    projection:grid_north_pole_latitude = 22. ;
+    projection:grid_north_pole_longitude = 140. ;
+  float MAX6h_ASH_fl350-550(time, y, x) ;
+    MAX6h_ASH_fl350-550:units = "ug m-3" ;
+    MAX6h_ASH_fl350-550:grid_mapping = "projection" ;
+data:
+  time = 3 ;
+  x = 0, 1, 2 ;
+  y = 0, 1 ;
+  MAX6h_ASH_fl350-550 = 0, 1, 2, 3, 4, 5 ;
+}
+`;
+    const file = await ncgen(cdl, path.join(await tempDir(), "indices.nc"), "classic");
+    const error = await expectUserError(openModelOutput(file, "run/indices.nc"), "run/indices.nc", /variable x has units "1", not degrees, and the file has no 2-D latitude\/longitude: the rotated grid cannot be placed/);
+    expect(error.fix).toMatch(/standard_name = "grid_longitude", units = "degrees"/);
+  });
+
+  describe("integers as netCDF-C writes them", () => {
+    const read = async (field: { type?: "short" | "byte" | "float"; attributes: string[]; data: string }, name = "packed.nc") => {
+      const file = await ncgen(eemepCdl({ fields: [{ name: "MAX6h_ASH_fl000-200", ...field }] }), path.join(await tempDir(), name), "classic");
+      const output = await openModelOutput(file, `run/${name}`);
+      try {
+        return await output.readField("MAX6h_ASH_fl000-200", 0);
+      } finally {
+        output.close();
+      }
+    };
+    const data = (first: string[]) => [...first, ...Array.from({ length: 24 - first.length }, () => "0")].join(", ");
+
+    it("a packed short without _FillValue: an unwritten cell (netCDF's default fill -32767) is missing, not a value", async () => {
+      // Unpacked, -32767 would be 6553.6 - 6553.4 = 0.2 ug/m3: clear air where the model wrote nothing.
+      const field = await read({ type: "short", attributes: ['units = "ug/m3"', "scale_factor = 0.2", "add_offset = 6553.6"], data: data(["-32768", "_", "-32000"]) });
+      expect(field[0]).toBe(Math.fround((-32768 * 0.2 + 6553.6) * 0.001));
+      expect(field[1]).toBeNaN();
+      expect(field[2]).toBe(Math.fround((-32000 * 0.2 + 6553.6) * 0.001));
+    });
+
+    it("zero packed with an offset (-9e-13 after unpacking) is 0, not a negative concentration", async () => {
+      const field = await read({ type: "short", attributes: ['units = "ug/m3"', "scale_factor = 0.2", "add_offset = 6553.2", "_FillValue = -32767s"], data: data(["-32766", "-31766"]) });
+      expect(field[0]).toBe(0);
+      expect(field[1]).toBeCloseTo(0.2, 6);
+      // A value a whole packing step below 0 is still refused, quoted unpacked and as stored.
+      await expectUserError(
+        read({ type: "short", attributes: ['units = "ug/m3"', "scale_factor = 0.2", "add_offset = 6553.2", "_FillValue = -32767s"], data: data(["-32768"]) }, "below.nc"),
+        "run/below.nc",
+        /negative concentration \(-0\.4\d* ug\/m3; stored as -32768\) at time index 0/,
+      );
+    });
+
+    it('_Unsigned = "true": a classic byte of -56 is 200', async () => {
+      const field = await read({ type: "byte", attributes: ['units = "ug/m3"', "scale_factor = 25.f", '_Unsigned = "true"', "_FillValue = -1b"], data: data(["-56", "100", "-1"]) });
+      expect(field[0]).toBe(5);
+      expect(field[1]).toBe(2.5);
+      expect(field[2]).toBeNaN(); // the fill value as stored (255 unsigned)
+    });
+
+    it("a value below valid_min is refused naming it, with the missing_value to set", async () => {
+      const error = await expectUserError(read({ attributes: ['units = "ug/m3"', "valid_min = 0.f"], data: data(["-999"]) }, "valid.nc"), "run/valid.nc", /negative concentration \(-999 ug\/m3\) at time index 0 \(.*\), row 0, column 0, below its valid_min 0/);
+      expect(error.fix).toMatch(/ncatted -a missing_value,MAX6h_ASH_fl000-200,o,f,-999 in\.nc/);
+    });
   });
 
   describe("a SNAP grid given as 2-D latitude/longitude: its axes for point queries, or why it has none", () => {
