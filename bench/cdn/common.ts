@@ -106,7 +106,8 @@ export async function startVarnish(work: string, originPort: number, variant: { 
   chmodSync(work, 0o755);
   chmodSync(dir, 0o755);
   const port = await freePort();
-  const proc = launch("bash", ["-euc", block], { cpu: 0, env: { ORIGIN_PORT: String(originPort), VARNISH_ADDRESS: `127.0.0.1:${port}`, VARNISH_DIR: dir, GRACE: "60" } });
+  const tlsPort = await freePort();
+  const proc = launch("bash", ["-euc", block], { cpu: 0, env: { ORIGIN_PORT: String(originPort), VARNISH_ADDRESS: `127.0.0.1:${port}`, VARNISH_TLS_ADDRESS: `127.0.0.1:${tlsPort}`, VARNISH_DIR: dir, GRACE: "60" } });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (!(await get(`${url}${PRODUCT}/.json`, { "x-forwarded-proto": "https" }).then((r) => r.status === 200, () => false))) {

@@ -1,7 +1,7 @@
 # Varnish in front of ashcast (Varnish 7.1+, vmod xkey from varnish-modules).
 #
 # The addresses are in ashcast-origin.vcl beside this file (origins and who may purge); this file needs no
-# edit. Run: varnishd -a :6081 -f /etc/varnish/ashcast.vcl -p default_grace=60 -s malloc,256m -p vsl_mask=...
+# edit. Run: varnishd -a local=:6081 -a tls=127.0.0.1:6086,PROXY -f /etc/varnish/ashcast.vcl -p default_grace=60 ...
 # (the whole command and the log mask's value: README.md, "Deploying behind a CDN"). Everything here follows
 # the origin's headers: Cache-Control (s-maxage for us), Vary, ETag and the cache tags in `xkey`; nothing in
 # this file knows a lifetime.
@@ -37,11 +37,14 @@ sub vcl_recv {
     set req.backend_hint = origins.backend();
     # X-Forwarded-For: Varnish has appended the client's address (client.ip) to it already; ashcast, with
     # this Varnish in --trusted-proxies, takes the entry 1 hop from the right, so a client's own forged
-    # entries on the left change nothing and throttling stays per client.
+    # entries on the left change nothing and throttling stays per client. Behind the TLS terminator,
+    # client.ip is the client's own address only because the terminator sends it by the PROXY protocol.
 
     if (req.method == "PURGE") {
-        # Only the publishers (ashcast --purge) may purge: by address, never by a header a client can send.
-        if (client.ip !~ ashcast_purgers) {
+        # Only the publishers (ashcast --purge) may purge: by address, never by a header a client can send,
+        # and never through the TLS terminator's listener ("tls", PROXY protocol), whose connections all come
+        # from the terminator's own address.
+        if (local.socket == "tls" || client.ip !~ ashcast_purgers) {
             return (synth(403, "purging is not allowed from this address"));
         }
         if (!req.http.xkey) {
@@ -68,17 +71,18 @@ sub vcl_recv {
     # ashcast reads no cookie; dropping them keeps browsers' requests cacheable.
     unset req.http.Cookie;
 
-    # One variant per encoding ashcast stores (br, gzip, none), whatever the exact header said.
-    if (req.http.Accept-Encoding ~ "\bbr\b") {
+    # One variant per encoding ashcast stores (br, gzip, none), whatever the exact header said: a coding
+    # is taken when it is named without a q or with a q above 0 (`br;q=0` refuses br), in any case.
+    if (req.http.Accept-Encoding ~ "(?i)(^|,)\s*br\s*(,|$|;\s*q\s*=\s*(1|0?\.\d*[1-9]))") {
         set req.http.X-Ashcast-Encoding = "br";
-    } elsif (req.http.Accept-Encoding ~ "\bgzip\b") {
+    } elsif (req.http.Accept-Encoding ~ "(?i)(^|,)\s*gzip\s*(,|$|;\s*q\s*=\s*(1|0?\.\d*[1-9]))") {
         set req.http.X-Ashcast-Encoding = "gzip";
     } else {
         set req.http.X-Ashcast-Encoding = "identity";
     }
     set req.http.Accept-Encoding = req.http.X-Ashcast-Encoding;
     # `/` varies on Accept; an Accept naming neither images nor application types always gets JSON.
-    if (req.http.Accept !~ "(image|application)/") {
+    if (req.http.Accept !~ "(?i)(image|application)/") {
         set req.http.Accept = "application/json";
     }
 

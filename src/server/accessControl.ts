@@ -32,6 +32,12 @@ export interface AccessControl {
   publicGet(pathBelowBaseCanonical: string): boolean;
 }
 
+/** A Cache-Control for one client: `public` and `s-maxage` taken out, `private` put in. */
+export function privateOf(cacheControl: string): string {
+  const kept = cacheControl.split(",").map((directive) => directive.trim()).filter((directive) => directive && !/^(public|s-maxage\s*=.*)$/i.test(directive));
+  return ["private", ...kept].join(", ");
+}
+
 export function createAccessControl(options: AccessControlOptions): AccessControl {
   const policy = createAccessPolicy(options.rules);
   const { base, verifier } = options;
@@ -57,7 +63,14 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       return problemResponse(403, `this address needs the role ${decision.role}, which ${checked.subject} does not have`);
     }
     signedIn.set(c.req.raw, checked.subject);
-    return next();
+    await next();
+    // An answer behind sign-in is for the one who signed in: no shared cache may keep it (RFC 9111 §5.2.2.7),
+    // whatever lifetime the route gives its public answers.
+    const cacheControl = c.res.headers.get("cache-control");
+    if (cacheControl && !/\b(private|no-store)\b/i.test(cacheControl)) {
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("cache-control", privateOf(cacheControl));
+    }
   };
   return { policy, middleware, publicGet: (path) => policy.decide("GET", path).kind === "public" };
 }

@@ -37,6 +37,8 @@ export class CachePolicies {
   readonly viewerAsset = policy(CACHE_SECONDS.viewerAssets, TAG.viewer, false);
   /** Made at start (or by an operator's POST /config), so not purged by a publish: the browser lifetime for all. */
   readonly document = policy(CACHE_SECONDS.documents, TAG.documents, false);
+  /** GET /config: an operator's POST /config changes it at any time, with no publish to purge it: revalidated on every use. */
+  readonly config = policy(0, TAG.documents, false);
   readonly nothingPublished = policy(CACHE_SECONDS.latest, NOTHING_PUBLISHED_TAGS, true);
   /** Per reftime: [latest, latest varying on Accept, pinned, pinned varying on Accept]. */
   readonly #models = new Map<string, readonly CachePolicy[]>();

@@ -4,6 +4,7 @@
  * proxy, purges only from the allowed addresses, and grace while the origin is down.
  */
 import { Agent } from "node:http";
+import { connect } from "node:net";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
@@ -94,6 +95,21 @@ describe("through Varnish", () => {
         expect(again.headers.etag, what).toBe(direct.headers.etag);
       }
     }
+    // Codings refused by q=0, or named in capitals, and a media type in capitals: as the origin decides.
+    for (const headers of [
+      { "accept-encoding": "br;q=0, gzip" },
+      { "accept-encoding": "gzip;q=0, identity" },
+      { "accept-encoding": "br;q=0" },
+      { "accept-encoding": "GZIP" },
+      { "accept-encoding": "br;q=0.5, gzip;q=0.0" },
+      { accept: "IMAGE/PNG", "accept-encoding": "gzip" },
+    ]) {
+      const direct = await http(origin, "/", { headers: client(headers) });
+      const cached = await through(varnish, "/", { headers });
+      const what = JSON.stringify(headers);
+      expect(cached.headers["content-encoding"], what).toBe(direct.headers["content-encoding"]);
+      expect(cached.headers["content-type"], what).toBe(direct.headers["content-type"]);
+    }
     // An Accept that names no image: JSON, and the same stored copy whatever its exact text.
     const html = await through(varnish, "/", { headers: { accept: "text/html, */*;q=0.1", "accept-encoding": "gzip" } });
     expect(html.headers["content-type"]).toBe("application/json;charset=UTF-8");
@@ -169,6 +185,28 @@ describe("through Varnish", () => {
       greedy.destroy();
       other.destroy();
     }
+  });
+
+  it("behind the TLS terminator (PROXY protocol): each client throttled by its own address, and no purge whatever the address", async () => {
+    // What hitch or haproxy sends: the client's address in the PROXY line, then its request, all from 127.0.0.1.
+    const viaTerminator = (source: string, request: string) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = connect(varnish.tlsPort, "127.0.0.1");
+        let text = "";
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+        socket.on("error", reject);
+        socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)));
+        socket.end(`PROXY TCP4 ${source} 127.0.0.1 40000 ${varnish.tlsPort}\r\n${request}`);
+      });
+    const get = (source: string) => viaTerminator(source, `GET /volcanicashforecast/0.1/healthz HTTP/1.1\r\nHost: ashcast\r\nUser-Agent: airline-poller/1 ops@example.org\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n`);
+    // From an address the purge list allows, but through the terminator's listener: refused.
+    expect(await viaTerminator("127.0.0.1", "PURGE / HTTP/1.1\r\nHost: ashcast\r\nxkey: changelog\r\nConnection: close\r\n\r\n")).toBe(403);
+    const statuses: number[] = [];
+    for (let i = 0; i < 160 && !statuses.includes(429); i++) statuses.push(await get("203.0.113.7"));
+    expect(statuses).toContain(429);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(100);
+    // Another client through the same terminator: its own allowance.
+    expect(await get("203.0.113.8")).toBe(200);
   });
 
   it("purges only from the allowed addresses, and only by tag", async () => {

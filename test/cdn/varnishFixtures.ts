@@ -17,6 +17,8 @@ const PRODUCT = "/volcanicashforecast/0.1";
 export interface Varnish {
   /** `http://127.0.0.1:<port>`, where purges go too. */
   url: string;
+  /** The TLS terminator's listener (PROXY protocol): its port. */
+  tlsPort: number;
   /** What varnishd wrote (compile errors, panics), for failure messages. */
   output(): string;
   stop(): Promise<void>;
@@ -37,10 +39,11 @@ export async function startVarnish(originPort: number, grace = 60, varnishPort?:
   // Varnish's compiler runs as its own user (when started as root): it must read the VCL, as in /etc/varnish.
   await chmod(dir, 0o755);
   const port = varnishPort ?? (await freePort());
+  const tlsPort = await freePort();
   let output = "";
   const child: ChildProcess = spawn("bash", ["-euc", await readmeVarnishBlock()], {
     cwd: REPO,
-    env: { ...process.env, ORIGIN_PORT: String(originPort), VARNISH_ADDRESS: `127.0.0.1:${port}`, VARNISH_DIR: dir, GRACE: String(grace) },
+    env: { ...process.env, ORIGIN_PORT: String(originPort), VARNISH_ADDRESS: `127.0.0.1:${port}`, VARNISH_TLS_ADDRESS: `127.0.0.1:${tlsPort}`, VARNISH_DIR: dir, GRACE: String(grace) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
@@ -61,7 +64,7 @@ export async function startVarnish(originPort: number, grace = 60, varnishPort?:
     await stop();
     throw error;
   }
-  return { url, output: () => output, stop };
+  return { url, tlsPort, output: () => output, stop };
 }
 
 /** Headers of a client behind the TLS terminator in front of Varnish. */

@@ -185,6 +185,25 @@ describe("protected addresses", () => {
   });
 });
 
+describe("answers behind sign-in", () => {
+  it("a data route the access rules protect is answered private to the operator: no shared cache may keep it; public routes stay public", async () => {
+    const rulesFile = path.join(dir, "protect-reftimes.json");
+    await writeFile(rulesFile, JSON.stringify({ format: 1, rules: [{ method: "GET", path: "/reftimes", protected: true, role: "operator" }] }));
+    const guarded = await startServer({ distDir: site.distDir, port: 0, host: "127.0.0.1", usersFile, env: ENV, accessRulesFile: rulesFile });
+    try {
+      const bearer = { authorization: `Bearer ${await tokenFor("alice", "correct horse")}` };
+      const reftimes = await http(guarded, "/reftimes", { headers: bearer });
+      expect(reftimes.status).toBe(200);
+      expect(reftimes.headers["cache-control"]).toBe("private, max-age=60");
+      const open = await http(guarded, "/.json", { headers: bearer });
+      expect(open.status).toBe(200);
+      expect(open.headers["cache-control"]).toMatch(/^public, .*s-maxage=/); // the same for everyone, token or not
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
 describe("GET /config", () => {
   it("shows the effective configuration to anyone, and none of its secrets", async () => {
     const res = await http(server, "/config");
@@ -194,6 +213,9 @@ describe("GET /config", () => {
     expect(config.signIn).toEqual({ configured: true, tokenIssuer: TOKEN_ISSUER, tokenAudience: TOKEN_AUDIENCE, tokenLifetimeSeconds: TOKEN_LIFETIME_SECONDS });
     expect(config.accessRules.source).toBe("defaults");
     expect(config.accessRules.rules).toContainEqual({ method: "GET", path: "/config", protected: false });
+    // POST /config changes it with no publish to purge it: no cache may reuse it without asking (its ETag makes that a 304).
+    expect(res.headers["cache-control"]).toBe("public, max-age=0");
+    expect((await http(server, "/config", { headers: { "if-none-match": res.headers.etag! } })).status).toBe(304);
     const text = res.text();
     for (const secret of [SECRET, ENV.ASHCAST_TOKEN_KEY, KEY.toString("base64"), "argon2", usersFile, "correct horse"]) expect(text).not.toContain(secret);
     expect((await http(server, "/config", { method: "POST" })).status).toBe(401);

@@ -26,7 +26,7 @@ export interface ConfigOptions {
 export function configRoutes(base: string, options: ConfigOptions): Hono {
   // Last-Modified: the start, then each change, at least a second later (the date a client revalidates with).
   let modified = options.startedAt;
-  const send = (c: Context, current: typeof document) => options.respond.send(c, current.artefact, modified, options.respond.policies.document, current.body);
+  const send = (c: Context, current: typeof document) => options.respond.send(c, current.artefact, modified, options.respond.policies.config, current.body);
   const settings = options.operator?.settings;
   // Made again only when an operator changes a setting.
   const makeDocument = () => {
