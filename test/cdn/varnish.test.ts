@@ -96,14 +96,15 @@ describe("through Varnish", () => {
       }
     }
     // Codings refused by q=0, or named in capitals, and a media type in capitals: as the origin decides.
-    for (const headers of [
+    const refusals: Array<Record<string, string>> = [
       { "accept-encoding": "br;q=0, gzip" },
       { "accept-encoding": "gzip;q=0, identity" },
       { "accept-encoding": "br;q=0" },
       { "accept-encoding": "GZIP" },
       { "accept-encoding": "br;q=0.5, gzip;q=0.0" },
       { accept: "IMAGE/PNG", "accept-encoding": "gzip" },
-    ]) {
+    ];
+    for (const headers of refusals) {
       const direct = await http(origin, "/", { headers: client(headers) });
       const cached = await through(varnish, "/", { headers });
       const what = JSON.stringify(headers);
