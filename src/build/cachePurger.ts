@@ -21,11 +21,12 @@ export interface PurgerOptions {
   /** How long one attempt may take. */
   timeoutMs?: number;
   /**
-   * The purge is sent again this long after the first: servers on the same dist/ that switch to the new
-   * release later than the cache refetched (a slow volume; they poll every second) would otherwise leave
-   * it holding the old answer. 0: once.
+   * The purge is sent again these long after the first (each from the first's delivery): servers switch to
+   * a new release a few milliseconds after it is published (later on a slow volume, where they poll every
+   * second), and a request the cache sends them meanwhile stores the old answer again. The first repeat
+   * clears what that race stored within a fraction of a second, the last what a slow volume did. []: once.
    */
-  repeatAfterMs?: number;
+  repeatsAfterMs?: readonly number[];
   /** Called whenever a purge's record changes (the watch worker forwards them to the server). */
   onChange?: (records: readonly CachePurge[]) => void;
 }
@@ -80,7 +81,7 @@ export function createPurger(options: PurgerOptions): CachePurger {
   const attempts = options.attempts ?? 5;
   const backoffMs = options.backoffMs ?? 250;
   const timeoutMs = options.timeoutMs ?? 2000;
-  const repeatAfterMs = options.repeatAfterMs ?? 2000;
+  const repeatsAfterMs = options.repeatsAfterMs ?? [250, 2000];
   const log = options.log ?? (() => {});
   if (!Number.isInteger(attempts) || attempts < 1) throw new Error(`createPurger: attempts must be a whole number of at least 1, not ${attempts}`);
   const targets = options.urls.map((url) => ({ url: new URL(url), shown: shownUrl(url) }));
@@ -91,8 +92,9 @@ export function createPurger(options: PurgerOptions): CachePurger {
 
   async function send(target: (typeof targets)[number], record: CachePurge): Promise<void> {
     if (!(await sendOnce(target, record))) return;
-    if (repeatAfterMs > 0) {
-      await new Promise((resolve) => setTimeout(resolve, repeatAfterMs));
+    const delivered = Date.now();
+    for (const after of repeatsAfterMs) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, delivered + after - Date.now())));
       if (!(await sendOnce(target, record))) return;
     }
     record.state = "done";

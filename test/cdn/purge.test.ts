@@ -49,15 +49,15 @@ describe("the purger", () => {
     const lines: string[] = [];
     try {
       const retriesLeft: number[] = [];
-      const purger = createPurger({ urls: [url], backoffMs: 50, repeatAfterMs: 100, log: (line) => lines.push(line), onChange: (records) => retriesLeft.push(records[0]!.retriesLeft) });
+      const purger = createPurger({ urls: [url], backoffMs: 50, repeatsAfterMs: [50, 100], log: (line) => lines.push(line), onChange: (records) => retriesLeft.push(records[0]!.retriesLeft) });
       purger.purge("r1", ["latest", `run:${NEWER}`]);
       expect(purger.records()[0]).toMatchObject({ release: "r1", state: "sending" });
       await purger.settled();
-      expect(seen.map((s) => [s.method, s.xkey])).toEqual(Array(4).fill(["PURGE", `latest run:${NEWER}`]));
-      // Two refusals, the success, and the repeat (the waits between them are not asserted: no timing in tests).
-      expect(purger.records()[0]).toMatchObject({ release: "r1", cache: url, state: "done", attempts: 4, retriesLeft: 0 });
-      // Queued (4 after the first attempt), after each refusal, after the delivery and the repeat (the repeat has its own), done.
-      expect(retriesLeft).toEqual([4, 4, 3, 4, 4, 0]);
+      expect(seen.map((s) => [s.method, s.xkey])).toEqual(Array(5).fill(["PURGE", `latest run:${NEWER}`]));
+      // Two refusals, the success, and the two repeats (the waits between them are not asserted: no timing in tests).
+      expect(purger.records()[0]).toMatchObject({ release: "r1", cache: url, state: "done", attempts: 5, retriesLeft: 0 });
+      // Queued (4 after the first attempt), after each refusal, after the delivery and each repeat (a repeat has its own), done.
+      expect(retriesLeft).toEqual([4, 4, 3, 4, 4, 4, 0]);
       expect(purger.records()[0]!.error).toBeUndefined();
       expect(lines).toEqual([]);
     } finally {
