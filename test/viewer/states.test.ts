@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 const formatTime = (iso: string) => iso.replace("T", " ").replace(/:00Z$/, " UTC");
-const isStep = (url: string) => new URL(url).pathname.endsWith("/resources") && new URL(url).searchParams.get("name")?.endsWith(".kml") === true;
+const isStep = (url: URL) => url.pathname.endsWith("/resources") && url.searchParams.get("name")?.endsWith(".kml") === true;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Choice {
