@@ -46,13 +46,22 @@ export function supportOf(geometry: GridGeometry, lon: number, lat: number): Cel
   const fx = axisPosition(geometry.x, gx);
   const fy = axisPosition(geometry.y, gy);
   if (fx === undefined || fy === undefined) return undefined;
-  const xs = around(fx, geometry.x.length);
+  const nx = geometry.x.length;
+  // Between the last and first columns of a grid all the way round, both are around the place.
+  const xs = goesRound(geometry.x) && (fx < -SNAP_FRACTION || fx > nx - 1 + SNAP_FRACTION) ? [nx - 1, 0] : around(fx, nx);
   const ys = around(fy, geometry.y.length);
   const support: Cell[] = [];
   for (const y of ys) for (const x of xs) support.push({ x, y });
-  const nx = geometry.x.length;
+  // (A seam pair starts at nx - 1, which no pair of neighbours inside the axis does: its key is its own.)
   const key = ((ys[0]! * nx + xs[0]!) * 2 + xs.length - 1) * 2 + ys.length - 1;
   return { cell: { x: Math.min(nx - 1, Math.max(0, Math.round(fx))), y: Math.min(geometry.y.length - 1, Math.max(0, Math.round(fy))) }, support, key };
+}
+
+/** Whether an axis of longitudes goes all the way round: its span and one step make 360°. */
+function goesRound(axis: readonly number[]): boolean {
+  const n = axis.length;
+  const step = Math.abs(axis[n - 1]! - axis[n - 2]!);
+  return Math.abs(Math.abs(axis[n - 1]! - axis[0]!) + step - 360) < step * 1e-3;
 }
 
 /** The centres on either side of a fractional index (one when on a centre or beyond the outer ones). */

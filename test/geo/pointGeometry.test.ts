@@ -47,6 +47,21 @@ describe("the cell of a place", () => {
     expect(cellOf(dateline, 179.6, 0.4)).toEqual({ x: 2, y: 1 });
     expect(cellOf(dateline, -177, 0)).toBeUndefined();
   });
+  it("a grid all the way round: between its last and first columns both are around the place (the highest of them, never the first alone)", () => {
+    const global: GridGeometry = { kind: "regular", x: Array.from({ length: 360 }, (_, i) => -180 + i), y: [-1, 0, 1] };
+    expect(supportOf(global, 179.6, 0)).toMatchObject({ cell: { x: 0, y: 1 }, support: [{ x: 359, y: 1 }, { x: 0, y: 1 }] });
+    expect(supportOf(global, 179.4, 0)).toMatchObject({ cell: { x: 359, y: 1 }, support: [{ x: 359, y: 1 }, { x: 0, y: 1 }] });
+    expect(supportOf(global, -180, 0)?.support).toEqual([{ x: 0, y: 1 }]); // on a centre: that one alone
+    expect(supportOf(global, 179, 0)?.support).toEqual([{ x: 359, y: 1 }]);
+    expect(supportOf(global, 178.5, 0)?.support).toEqual([{ x: 358, y: 1 }, { x: 359, y: 1 }]);
+    const eastern: GridGeometry = { kind: "regular", x: Array.from({ length: 360 }, (_, i) => i), y: [-1, 0, 1] };
+    expect(supportOf(eastern, -0.3, 0)?.support).toEqual([{ x: 359, y: 1 }, { x: 0, y: 1 }]);
+    // A grid short of the whole round keeps its edges: half a cell beyond the last centre is the last cell alone.
+    const almost: GridGeometry = { kind: "regular", x: Array.from({ length: 359 }, (_, i) => -180 + i), y: [-1, 0, 1] };
+    expect(supportOf(almost, 178.4, 0)?.support).toEqual([{ x: 358, y: 1 }]);
+    expect(supportOf(global, 179.6, 0)!.key).not.toBe(supportOf(global, 178.5, 0)!.key);
+  });
+
   it("a rotated pole: the geographic place of a rotated centre falls in that cell", () => {
     const rotated: GridGeometry = { kind: "rotated", x: [-1, -0.5, 0, 0.5, 1], y: [-1, -0.5, 0, 0.5, 1], poleLat: 22, poleLon: 140, northPoleGridLon: 0 };
     for (let y = 0; y < 5; y++) for (let x = 0; x < 5; x++) {
