@@ -456,7 +456,7 @@
   runSelect.addEventListener("change", () => {
     // The first entry is "the latest": chosen, it follows new runs on reload.
     const reftime = runSelect.selectedIndex === 0 ? undefined : runSelect.value;
-    loadRun(reftime, { band: state.choices[state.choice]?.label, time: state.wanted }).catch((error) => runFailed(error, reftime ?? runSelect.value));
+    loadRun(reftime, { band: state.choices[state.choice]?.label }).catch((error) => runFailed(error, reftime ?? runSelect.value));
   });
   // The keyboard's way to a place's values: Enter or Space on the map asks for its centre (arrows pan it there).
   $("map").addEventListener("keydown", (event) => {
