@@ -410,7 +410,9 @@ async function readGrid(
     // indices, which some writers store, would put the ash thousands of kilometres away).
     for (const [rotated, name] of [[xAxis, "grid_longitude"], [yAxis, "grid_latitude"]] as const) {
       const units = textAttribute(rotated.attributes, "units")?.trim();
-      if (!/^degrees?(_?[ne](ast|orth)?)?$/i.test(units ?? "")) {
+      // UDUNITS' spellings of degrees; without units, CF's standard_name says the same.
+      const inDegrees = units === undefined ? textAttribute(rotated.attributes, "standard_name") === name : /^(degrees?|deg|arc_?degrees?|°)(_?[ne](ast|orth)?)?$/i.test(units);
+      if (!inDegrees) {
         fail(
           `variable ${rotated.name} has units ${units === undefined ? "(none)" : `"${units}"`}, not degrees, and the file has no 2-D latitude/longitude: the rotated grid cannot be placed`,
           `give ${rotated.name} as the rotated ${name === "grid_longitude" ? "longitudes" : "latitudes"} of the cell centres in degrees (standard_name = "${name}", units = "degrees"), or add the 2-D latitude and longitude variables SNAP writes`,

@@ -66,15 +66,18 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
  * export that did not finish) is said to be cut short, naming what is still open, instead of the validator's
  * "Invalid '["kml","Document"]' found" at line 1.
  */
-function wellFormedness(err: { code: string; msg: string; line: number; col: number }, text: string): string {
+function wellFormedness(err: { code: string; msg: string; line: number; col: number | undefined }, text: string): string {
   const open = /^Invalid '(\[.*\])' found\.$/.exec(err.msg);
   const one = /^Unclosed tag '([^']*)'\.$/.exec(err.msg);
   if ((err.code === "InvalidXml" && open) || (err.code === "InvalidTag" && one)) {
     const names = (open ? (JSON.parse(open[1]!) as string[]) : [one![1]!]).map((name) => `<${name}>`);
     return `the file ends while ${names.join(", ")} ${names.length === 1 ? "is" : "are"} still open: it looks cut short (a copy or an export that did not finish)`;
   }
-  const where = `line ${err.line}, column ${err.col}`;
-  return atTheEnd(text, err.line, err.col) ? `${err.msg.replace(/\.$/, "")} (${where}, where the file ends: it may be cut short)` : `${err.msg} (${where})`;
+  const where = err.col === undefined ? `line ${err.line}` : `line ${err.line}, column ${err.col}`;
+  const body = text.trimEnd();
+  // Ending inside a tag (its attributes cut, a quote left open), or the error where the text ends.
+  const cutShort = body.lastIndexOf("<") > body.lastIndexOf(">") || (err.col !== undefined && atTheEnd(text, err.line, err.col));
+  return cutShort ? `${err.msg.replace(/\.$/, "")} (${where}, where the file ends: it may be cut short)` : `${err.msg} (${where})`;
 }
 
 /** Whether nothing but white space follows a line and column (1-based) of a text. */

@@ -249,7 +249,22 @@ const ashQueries = (() => {
       if (lastRoute) route(lastRoute, false).catch(failed);
     }
 
-    return { pointAt, refresh: renderPlace, runChanged };
+    /** No run is shown any more: the place and route asked about, and their answers, are taken away. */
+    function clear() {
+      pointTicket++;
+      routeTicket++;
+      place = undefined;
+      lastRoute = undefined;
+      placeLayer.clearLayers();
+      routeLayer.clearLayers();
+      $("point").hidden = true;
+      $("point-list").replaceChildren();
+      $("route-list").replaceChildren();
+      delete document.body.dataset.point;
+      delete document.body.dataset.route;
+    }
+
+    return { pointAt, refresh: renderPlace, runChanged, clear };
   }
 
   return { attach };

@@ -330,7 +330,11 @@
   async function loadRun(/** @type {string | undefined} */ reftime, /** @type {{ band?: string | null, time?: string | null }} */ wanted = {}) {
     stop();
     const ticket = ++state.loads;
-    if (state.model) setMapNote(`Loading the run ${reftime ? formatTime(reftime) : "published last"}…`);
+    // The note over the map before this load: put back if the run cannot be loaded (a step still loading, or failed).
+    const note = $("map-note");
+    const noteBefore = { text: note.hidden ? "" : note.textContent ?? "", kind: /** @type {"loading" | "failed"} */ ($("map").dataset.stale === "failed" ? "failed" : "loading") };
+    const loadingRun = `Loading the run ${reftime ? formatTime(reftime) : "published last"}…`;
+    if (state.model) setMapNote(loadingRun);
     else {
       banner.className = "banner";
       banner.textContent = "Loading the run…";
@@ -346,17 +350,25 @@
       if (response.status !== 204) model = /** @type {AshModel} */ (await response.json());
     } catch (error) {
       if (ticket !== state.loads) return false;
-      if (state.model) setMapNote("");
+      if (state.model && note.textContent === loadingRun) setMapNote(noteBefore.text, noteBefore.kind);
       throw error;
     }
     if (ticket !== state.loads) return false;
     if (!model) {
-      // Nothing published (any more): nothing of a run shown before may stay on the map.
+      // Nothing published (any more): nothing of a run shown before may stay, on the map or beside it.
       state.model = undefined;
+      state.pinned = false;
       state.choices = [];
+      state.time = undefined;
       state.drawn++;
       drawStep({ areas: [], legend: [], concentrations: false });
+      $("ash-note").textContent = "";
       bandList.replaceChildren();
+      timeLabel.textContent = "–";
+      slider.max = "0";
+      $("description").textContent = "";
+      queries.clear();
+      history.replaceState(null, "", location.pathname);
       setMapNote("");
       banner.className = "banner";
       banner.textContent = "No forecast run is published yet: this page shows the latest one once there is one.";

@@ -346,6 +346,13 @@ data:
     const file = await ncgen(cdl, path.join(await tempDir(), "indices.nc"), "classic");
     const error = await expectUserError(openModelOutput(file, "run/indices.nc"), "run/indices.nc", /variable x has units "1", not degrees, and the file has no 2-D latitude\/longitude: the rotated grid cannot be placed/);
     expect(error.fix).toMatch(/standard_name = "grid_longitude", units = "degrees"/);
+    // Degrees as UDUNITS spells them, or no units where the standard_name says what the axis is: placed.
+    for (const [xUnits, yUnits] of [['x:units = "deg"', 'y:units = "degree_N"'], ['x:units = "arc_degree"', 'y:units = "°"'], ['x:standard_name = "grid_longitude"', 'y:standard_name = "grid_latitude"']]) {
+      const spelled = await ncgen(cdl.replace('x:units = "1"', xUnits!).replace('y:units = "1"', yUnits!), path.join(await tempDir(), "degrees.nc"), "classic");
+      const output = await openModelOutput(spelled, "run/degrees.nc");
+      expect(output.grid.kind, `${xUnits} ${yUnits}`).toBe("curvilinear");
+      output.close();
+    }
   });
 
   describe("integers as netCDF-C writes them", () => {

@@ -164,6 +164,73 @@ describe("a slow or failing network", () => {
     await watched.page.close();
   });
 
+  it("a run that cannot be loaded leaves the map's note as it was: a step that failed stays marked, a step still loading too", async () => {
+    const failing = (run: string) => (url: URL) => url.pathname.endsWith("/.json") && url.searchParams.get("reftime") === run;
+    const refused = (route: Route) => route.fulfill({ status: 500, contentType: "application/problem+json", body: JSON.stringify({ type: "about:blank", title: "Internal Server Error", status: 500, detail: "Internal error: disk read failed" }) });
+    const noteOf = (page: Page) => page.evaluate<{ stale: string; note: string; areas: number }>(`({ stale: document.getElementById("map").dataset.stale, note: document.getElementById("map-note").hidden ? "" : document.getElementById("map-note").textContent, areas: ashcastViewer.areasDrawn() })`);
+    const runFailed = (page: Page) => page.waitForFunction(`document.getElementById("status").textContent.includes("could not be loaded")`, undefined, { timeout: 20_000 });
+
+    // A step that failed (the map emptied, "not clear air"), then a run that fails: still so.
+    const watched = await openPage(browser);
+    const [first] = await openRun(watched.page, SAMPLES.real);
+    await watched.page.route((url) => url.href === first!.steps[1]!.url, (route: Route) => route.fulfill({ status: 503, contentType: "application/problem+json", body: JSON.stringify({ status: 503, detail: "down" }) }));
+    await watched.page.route(failing(SAMPLES.exercise), refused);
+    await watched.page.locator("#next").click();
+    await watched.page.waitForFunction(`(document.body.dataset.drawn || "").endsWith("|failed")`, undefined, { timeout: 20_000 });
+    const failedNote = await noteOf(watched.page);
+    await watched.page.locator("#run").selectOption(SAMPLES.exercise);
+    await runFailed(watched.page);
+    expect(await noteOf(watched.page)).toEqual(failedNote);
+    expect(failedNote).toMatchObject({ stale: "failed", areas: 0 });
+    await watched.page.close();
+
+    // A step still loading (the last step's ash greyed under the new time), then a run that fails: still greyed and said.
+    const second = await openPage(browser);
+    const [band] = await openRun(second.page, SAMPLES.real);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await second.page.route((url) => url.href === band!.steps[1]!.url, async (route: Route) => {
+      await held;
+      await route.continue();
+    });
+    await second.page.route(failing(SAMPLES.exercise), refused);
+    await second.page.locator("#next").click();
+    await second.page.waitForFunction(`document.getElementById("map").dataset.stale === "loading"`, undefined, { timeout: 20_000 });
+    await second.page.locator("#run").selectOption(SAMPLES.exercise);
+    await runFailed(second.page);
+    expect(await noteOf(second.page)).toMatchObject({ stale: "loading", note: `Loading ${band!.label} at ${formatTime(band!.steps[1]!.time)}…` });
+    release();
+    await untilDrawn(second.page, SAMPLES.real, band!.label, band!.steps[1]!.time);
+    expect((await noteOf(second.page)).stale).toBe("");
+    await second.page.close();
+  });
+
+  it("nothing published any more after a run was shown: nothing of it stays, on the map or beside it", async () => {
+    const watched = await openPage(browser);
+    await openRun(watched.page, SAMPLES.real);
+    await watched.page.evaluate("ashcastViewer.map.setView([63.5, -18], 6, { animate: false })");
+    const at = await watched.page.evaluate<{ x: number; y: number }>("ashcastViewer.pagePoint(-18, 63.5)");
+    await watched.page.mouse.click(at.x, at.y);
+    await watched.page.waitForFunction(`(document.body.dataset.point || "").startsWith(${JSON.stringify(`${SAMPLES.real}|`)})`, undefined, { timeout: 20_000 });
+    // The latest run asked for, and the service answers that none is published (all withdrawn meanwhile).
+    await watched.page.route((url) => url.pathname.endsWith("/.json") && !url.searchParams.has("reftime"), (route: Route) => route.fulfill({ status: 204, body: "" }));
+    await watched.page.locator("#run").selectOption({ index: 0 });
+    await watched.page.waitForFunction(`document.body.dataset.drawn === "nothing published"`, undefined, { timeout: 20_000 });
+    expect(
+      await watched.page.evaluate(`({
+        areas: ashcastViewer.areasDrawn(),
+        point: document.getElementById("point").hidden,
+        pointList: document.getElementById("point-list").textContent,
+        label: document.getElementById("time-label").textContent,
+        description: document.getElementById("description").textContent,
+        ashNote: document.getElementById("ash-note").textContent,
+        query: location.search,
+        markers: document.querySelectorAll(".leaflet-overlay-pane path").length,
+      })`),
+    ).toEqual({ areas: 0, point: true, pointList: "", label: "–", description: "", ashNote: "", query: "", markers: 0 });
+    await watched.page.close();
+  });
+
   it("a run in the address that is not published: the service's reason is said and the latest run shown, with no uncaught error", async () => {
     const watched = await openPage(browser);
     const missing = "2026-05-02T18:00:00Z";

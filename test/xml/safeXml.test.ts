@@ -32,6 +32,10 @@ describe("parseUntrustedXml", () => {
     expect(() => parse(whole.slice(0, whole.indexOf("</kml>")))).toThrow(/the file ends while <kml> is still open: it looks cut short/);
     // Cut inside a closing tag: the validator's words, where the file ends, said so.
     expect(() => parse(whole.slice(0, whole.indexOf("</Placemark>") + 5))).toThrow(/line 4, column \d+, where the file ends: it may be cut short/);
+    // Cut inside a tag's attributes, or inside the declaration.
+    expect(() => parse('<kml>\n<Placemark id=')).toThrow(/where the file ends: it may be cut short/);
+    expect(() => parse('<kml>\n<Placemark id="p1')).toThrow(/where the file ends: it may be cut short/);
+    expect(() => parse("<?xml version=")).toThrow(/^not well-formed XML: Start tag expected \(line 1, where the file ends: it may be cut short\)$/);
     // An error before the end stays as the validator says it.
     expect(() => parse("<a>\n<b></a>\n</a>\n")).not.toThrow(/cut short/);
     expect(() => parse("not xml")).toThrow(/^not well-formed XML: char 'n' is not expected\. \(line 1, column 1\)$/);
