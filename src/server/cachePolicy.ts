@@ -81,3 +81,14 @@ function remember<T>(memo: Map<string, T>, key: string, make: () => T): T {
 
 /** The Cache-Control value of a policy. */
 export const cacheControl = (p: CachePolicy): string => `public, max-age=${p.seconds}${p.sharedSeconds === undefined ? "" : `, s-maxage=${p.sharedSeconds}`}`;
+
+/**
+ * Redirects (to the address with its slash, to https) depend only on ashcast's own addresses (its code and
+ * --prefix): kept as long as the documents and tagged as them, so a shared cache neither keeps them for its
+ * own default lifetime nor without a tag to purge. Tag header names as representation.ts sends them.
+ */
+export const REDIRECT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "cache-control": `public, max-age=${CACHE_SECONDS.documents}`,
+  xkey: TAG.documents,
+  "surrogate-key": TAG.documents,
+});

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import { problemJson, writeProblem } from "./problem.ts";
+import { REDIRECT_HEADERS } from "./cachePolicy.ts";
 import { UserError } from "../errors.ts";
 
 export type TransportMode = "tls" | "proxy" | "loopback";
@@ -82,7 +83,7 @@ export function createInsecureAnswer(options: { httpsPort: number | undefined })
     const match = host === undefined ? null : HOST.exec(host);
     if (match === null || Number(match[1] ?? 0) > 65535 || !url.startsWith("/")) return problem(res, req, 400, "this service answers only over HTTPS; send the request to https:// with a valid Host header");
     const hostname = host!.startsWith("[") ? host!.slice(0, host!.indexOf("]") + 1) : host!.split(":")[0]!;
-    res.writeHead(301, { location: `https://${hostname}${portSuffix}${url}`, "content-length": "0" });
+    res.writeHead(301, { location: `https://${hostname}${portSuffix}${url}`, "content-length": "0", ...REDIRECT_HEADERS });
     res.end();
   };
 }

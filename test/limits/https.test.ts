@@ -99,6 +99,8 @@ describe("direct TLS, with a plain-HTTP listener that redirects", () => {
     expect(get.status).toBe(301);
     expect(get.headers.location).toBe(`https://127.0.0.1:${httpsPort}${target}`);
     expect(get.headers["strict-transport-security"]).toBeUndefined();
+    expect(get.headers["cache-control"]).toBe("public, max-age=3600");
+    expect(get.headers["surrogate-key"]).toBe("documents");
     const head = await curl(["-I", "-H", "Host: ash.example.org", `${new URL(plainUrl).origin}/volcanicashforecast/0.1/reftimes?x=%2F`]);
     expect(head.status).toBe(301);
     expect(head.headers.location).toBe(`https://ash.example.org:${httpsPort}/volcanicashforecast/0.1/reftimes?x=%2F`);

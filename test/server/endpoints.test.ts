@@ -104,6 +104,9 @@ describe("/ and /.json: the latest run", () => {
     const res = await http(main, "?reftime=2024-05-01T12:00:00Z");
     expect(res.status).toBe(301);
     expect(header(res, "location")).toBe(`${PRODUCT_PATH}/?reftime=2024-05-01T12:00:00Z`);
+    // A shared cache keeps it as long as the documents, under their tag (not its own default lifetime, untagged).
+    expect(header(res, "cache-control")).toBe("public, max-age=3600");
+    expect(header(res, "xkey")).toBe("documents");
   });
 
   for (const path of ["/", "/.json"]) {

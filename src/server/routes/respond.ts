@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact } from "../../contract/releaseIndex.ts";
 import { problemResponse } from "../problem.ts";
-import { cacheControl, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
+import { cacheControl, REDIRECT_HEADERS, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "../representation.ts";
 import type { ReleaseView } from "../app.ts";
 
@@ -78,7 +78,7 @@ export function documentArtefact(body: Buffer, contentType: string): Document {
 }
 
 /** 301 to `path` with a trailing slash, query kept. */
-export const withSlash = (path: string): Handler => (c) => new Response(null, { status: 301, headers: { location: `${path}/${new URL(c.req.url).search}`, ...CORS_HEADERS } });
+export const withSlash = (path: string): Handler => (c) => new Response(null, { status: 301, headers: { location: `${path}/${new URL(c.req.url).search}`, ...REDIRECT_HEADERS, ...CORS_HEADERS } });
 
 export const READ_ALLOW = "GET, HEAD, OPTIONS";
 export const PREFLIGHT_HEADERS = {
