@@ -81,6 +81,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The path and query of an absolute-form request target (`/` when it has no path); any other target as it is. */
+export function originForm(target: string): string {
+  const scheme = /^https?:\/\//i.exec(target);
+  if (!scheme) return target;
+  const rest = target.slice(scheme[0].length);
+  const at = rest.search(/[/?#]/);
+  if (at === -1) return "/";
+  return rest[at] === "/" ? rest.slice(at) : `/${rest.slice(at)}`;
+}
+
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? (() => {});
   const source = await ReleaseSource.open({ distDir: options.distDir, log });
@@ -178,6 +188,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
    */
   const listenerFor = (tlsSocket: boolean) =>
     function listener(req: IncomingMessage, res: ServerResponse): void {
+      // An absolute-form target (`GET http://host/path`, RFC 9112 §3.2.2) is read as its path from here on:
+      // the guard's route classes, the access rules and the routers all see one form.
+      if (req.url !== undefined && req.url.charCodeAt(0) !== 47) req.url = originForm(req.url);
       const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
       if (secure) res.setHeader("strict-transport-security", HSTS);
       if (guard !== undefined) {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBlockList } from "../../src/server/limits/blockList.ts";
+import { backtrackingHazard } from "../../src/server/limits/listSchemas.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
 import { addRun, buildSite, header, http, makeSite, serve, waitFor, type Site } from "../server/serverFixtures.ts";
 import { trafficFor, UA } from "./trafficFixtures.ts";
@@ -77,6 +78,19 @@ describe("the block list", () => {
     await expect(openBlockList({ file: broken, reloadSeconds: 1, log: () => {} })).rejects.toThrow(/addresses\.0: .*prefix length/);
     await writeFile(broken, JSON.stringify({ format: 1, userAgents: ["(unclosed"] }));
     await expect(openBlockList({ file: broken, reloadSeconds: 1, log: () => {} })).rejects.toThrow(/userAgents\.0: not a regular expression/);
+    // A pattern every request is matched against must not backtrack exponentially on a crafted User-Agent.
+    await writeFile(broken, JSON.stringify({ format: 1, userAgents: ["^curl/", "^(a+)+$"] }));
+    await expect(openBlockList({ file: broken, reloadSeconds: 1, log: () => {} })).rejects.toThrow(/userAgents\.1: "\^\(a\+\)\+\$" repeats a group that itself repeats: .*write it without the nesting/);
+    // Nor hold a backreference (joined into one expression, its number would point at another pattern's group).
+    await writeFile(broken, JSON.stringify({ format: 1, userAgents: ["^(x)y$", "^(evil)\\1/"] }));
+    await expect(openBlockList({ file: broken, reloadSeconds: 1, log: () => {} })).rejects.toThrow(/userAgents\.1: .* holds a backreference/);
+  });
+
+  it("backtrackingHazard: nested repetition and repeated alternatives are refused, plain patterns pass", () => {
+    const refused = ["^(a+)+$", "^(a|aa)*$", "(a{2,3})*", "^(a?)+$", "(?:x+y)+", "^(evil)\\1", "^(?<n>x)\\k<n>"];
+    const accepted = ["^curl/", "^(?:curl|wget)/", "(ab)+", "^[a-z]+(?:bot|spider)", "^(\\d+)?x", "[(]+", "Mozilla/5\\.0 \\(compatible", "^python-requests/\\d"];
+    for (const pattern of refused) expect(backtrackingHazard(pattern), pattern).toBeDefined();
+    for (const pattern of accepted) expect(backtrackingHazard(pattern), pattern).toBeUndefined();
   });
 
   it("templates/blocklist.json is a valid list", async () => {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { AddressList } from "../../src/server/limits/addressList.ts";
+import { AddressList, canonicalAddress } from "../../src/server/limits/addressList.ts";
 import { createClientResolver, forwardedElements, hostOfNode } from "../../src/server/limits/clientAddress.ts";
 
 const request = (peer: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress: peer }, headers }) as unknown as IncomingMessage;
@@ -59,6 +59,15 @@ describe("client address", () => {
     const r = resolver(["127.0.0.1"]);
     expect(r.address(request("::ffff:127.0.0.1", { "x-forwarded-for": "192.0.2.1" }))).toBe("192.0.2.1");
     expect(r.address(request("::ffff:203.0.113.1", { "x-forwarded-for": "192.0.2.1" }))).toBe("203.0.113.1");
+  });
+
+  it("keys one client by one spelling: IPv6 in its canonical text, IPv4-mapped addresses in either spelling as IPv4", () => {
+    const r = resolver(["10.0.0.0/8"]);
+    const through = (forwarded: string) => r.address(request("10.0.0.1", { "x-forwarded-for": forwarded }));
+    for (const spelling of ["2001:db8::1", "2001:DB8::1", "2001:db8:0:0:0:0:0:1", "2001:0db8::0001"]) expect(through(spelling), spelling).toBe("2001:db8::1");
+    for (const spelling of ["10.1.2.3", "::ffff:10.1.2.3", "::FFFF:a01:203", "0:0:0:0:0:ffff:10.1.2.3"]) expect(through(spelling), spelling).toBe("10.1.2.3");
+    expect(canonicalAddress("fe80::1%eth0")).toBe("fe80::1");
+    expect(canonicalAddress("192.0.2.1")).toBe("192.0.2.1");
   });
 
   it("parses forwarded nodes", () => {

@@ -14,6 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatError, UserError } from "../../src/errors.ts";
 import { execFile } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { promisify } from "node:util";
 
 let site: Site;
@@ -126,6 +127,48 @@ describe("throttling", () => {
     expect((await http(server, "/reftimes", { headers: UA })).status).toBe(200);
     expect((await http(server, "/", { headers: UA })).status).toBe(200);
     expect(header(await http(server, "/changelog", { headers: UA }), "ratelimit-policy")).toMatch(/^"data";/);
+  });
+
+  it("classes a request by its path whatever the target's form: an absolute-form POST /route is a route, not data; a preflight is data", async () => {
+    const server = await start({ limits: { ...trafficFor(site).limits, route: burstOnly(1), token: burstOnly(1) } });
+    const { port } = new URL(server.url);
+    // node:http sends `path` as the request target as it is: here an absolute URL, as a proxy client would.
+    const absolute = (target: string, method: string, headers: Record<string, string>, body: string) =>
+      new Promise<{ status: number; policy: string | undefined }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, method, path: `http://elsewhere.example/volcanicashforecast/0.1${target}`, headers: { ...UA, ...headers }, agent: false }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, policy: res.headers["ratelimit-policy"] as string | undefined }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    const geojson = { "content-type": "application/geo+json" };
+    expect((await absolute("/route", "POST", geojson, "{}")).status).not.toBe(429);
+    const second = await absolute("/route", "POST", geojson, "{}");
+    expect(second.status).toBe(429);
+    expect(second.policy).toMatch(/^"route";q=1;/);
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    expect((await absolute("/token", "POST", form, "username=a&password=b")).status).not.toBe(429);
+    expect((await absolute("/token", "POST", form, "username=c&password=d")).status).toBe(429);
+    // CORS preflights of /route are data requests: they leave its allowance alone.
+    const other = { "user-agent": "preflighting-page/1 ops@example.org" };
+    for (let i = 0; i < 3; i++) expect((await http(server, "/route", { method: "OPTIONS", headers: { ...other, origin: "https://maps.example.org", "access-control-request-method": "POST" } })).status).toBe(204);
+    expect((await http(server, "/route", { method: "POST", headers: { ...other, ...geojson }, body: "{}" })).status).not.toBe(429);
+  });
+
+  it("says how long to wait from when the refusal is written, not from when it was decided", async () => {
+    // 1 request per 2 s after a burst of 1; refusals held 1.5 s: written with at most 0.5 s left, so Retry-After 1, not 2.
+    const server = await start({ limits: { ...trafficFor(site).limits, data: { ratePerSecond: 0.5, burst: 1 } }, holdRefusalsMs: 1500 });
+    expect((await http(server, "/reftimes", { headers: UA })).status).toBe(200);
+    const refused = await http(server, "/reftimes", { headers: UA });
+    expect(refused.status).toBe(429);
+    expect(header(refused, "retry-after")).toBe("1");
+    expect(header(refused, "ratelimit")).toBe('"data";r=0;t=1');
+  });
+
+  it("allows exactly the burst at every rate: no refusal from rounding (7 per second in bursts of 1 refused every fresh client)", async () => {
+    const server = await start({ limits: { ...trafficFor(site).limits, data: { ratePerSecond: 7, burst: 1 } } });
+    for (let i = 0; i < 30; i++) expect((await http(server, "/reftimes", { headers: { "user-agent": `fresh-client-${i}/1 ops@example.org` } })).status).toBe(200);
   });
 
   it("holds refusals before answering them (an abuser's connection idles), at most until its Retry-After, and frees them when the client goes away", async () => {

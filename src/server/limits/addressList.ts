@@ -7,14 +7,27 @@ import { BlockList, isIP } from "node:net";
 
 const MAPPED_V4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 
-/** The address in the form lists hold: IPv4-mapped IPv6 as plain IPv4, zone ids dropped. */
+const MAPPED_V4_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/**
+ * The address in the form lists and throttle keys hold: IPv4-mapped IPv6 as plain IPv4 (in either spelling),
+ * zone ids dropped, IPv6 in its one canonical text (RFC 5952: lower case, zeros compressed), so that
+ * `2001:DB8:0::1` and `2001:db8::1` are one client.
+ */
 export function canonicalAddress(address: string): string {
-  // The common case, on every request: not "::ffff:..." (as sockets write it) and no zone: nothing to change.
-  if (address.charCodeAt(0) !== 58 && !address.includes("%")) return address;
+  // The common case, on every request: IPv4 as sockets write it: nothing to change.
+  if (!address.includes(":")) return address;
   const mapped = MAPPED_V4.exec(address);
   if (mapped) return mapped[1]!;
   const zone = address.indexOf("%");
-  return zone === -1 ? address : address.slice(0, zone);
+  const bare = zone === -1 ? address : address.slice(0, zone);
+  if (isIP(bare) !== 6) return bare;
+  // WHATWG URL writes IPv6 hosts as RFC 5952 does.
+  const canonical = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  const hex = MAPPED_V4_HEX.exec(canonical);
+  if (!hex) return canonical;
+  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
 export class AddressList {

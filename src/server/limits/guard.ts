@@ -60,6 +60,8 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
   const blockedBody = problemJson(403, "access is refused");
 
   function classify(method: string, url: string): RouteClass {
+    // A CORS preflight costs what a data request does, whatever it asks about (it used /route's own allowance).
+    if (method === "OPTIONS") return "data";
     const queryAt = url.indexOf("?");
     const rawPath = queryAt === -1 ? url : url.slice(0, queryAt);
     if ((method === "GET" || method === "HEAD") && hotData.has(rawPath)) return "data";
@@ -77,12 +79,14 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
    * once: a keep-alive connection of an abuser then costs a full request cycle per refusal, and the
    * well-behaved clients wait behind them. Held, the connection sits idle (HTTP/1.1 answers in order).
    */
-  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string>, atMostMs = Infinity): true {
+  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string | ((heldMs: number) => { body: string; headers: Record<string, string> }), headers: Record<string, string>, atMostMs = Infinity): true {
+    const delay = held >= MAX_HELD ? 0 : Math.max(0, Math.min(holdMs, atMostMs));
+    // A throttled answer says how long to wait from when it is written, not from when it was decided.
+    const answer = typeof body === "string" ? { body, headers } : body(delay);
     const write = () => {
-      if (!res.destroyed && !res.writableEnded) writeProblem(req, res, status, body, headers);
+      if (!res.destroyed && !res.writableEnded) writeProblem(req, res, status, answer.body, answer.headers);
     };
-    const delay = Math.min(holdMs, atMostMs);
-    if (delay <= 0 || held >= MAX_HELD) {
+    if (delay <= 0) {
       write();
       return true;
     }
@@ -102,15 +106,20 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
   }
 
   function throttled(req: IncomingMessage, res: ServerResponse, routeClass: RouteClass, waitMs: number): true {
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
     const rate = rates[routeClass];
     const perSecond = Number((1000 / rate.intervalMs).toPrecision(6));
     return refuse(
       res,
       req,
       429,
-      problemJson(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`),
-      { "retry-after": String(seconds), "ratelimit-policy": policyHeaders[routeClass], ratelimit: `"${routeClass}";r=0;t=${seconds}`, ...CORS },
+      (heldMs) => {
+        const seconds = Math.max(0, Math.ceil((waitMs - heldMs) / 1000));
+        return {
+          body: problemJson(429, `too many requests: a client may make ${perSecond} request(s) per second here, in bursts of up to ${rate.burst}; retry after ${seconds} s (terms of service: ${terms})`),
+          headers: { "retry-after": String(seconds), "ratelimit-policy": policyHeaders[routeClass], ratelimit: `"${routeClass}";r=0;t=${seconds}`, ...CORS },
+        };
+      },
+      {},
       waitMs,
     );
   }
@@ -120,7 +129,7 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     const address = client.address(req);
     if (blockList.blocks(address, agent)) return refuse(res, req, 403, blockedBody, {});
     let identity = agent;
-    if (agent === undefined || agent.trim() === "" || (generic !== undefined && generic.test(agent))) {
+    if (agent === undefined || agent.trim() === "" || (generic !== undefined && generic.test(agent.length > KEY_AGENT_CHARS * 2 ? agent.slice(0, KEY_AGENT_CHARS * 2) : agent))) {
       // A browser page is identified by its origin (the API family accepts Origin or Referer).
       const page = req.headers.origin || req.headers.referer;
       const origin = page ? ORIGIN.exec(page)?.[0] : undefined;

@@ -23,7 +23,7 @@ local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 local nextTat = tat + interval
 local excess = nextTat - now - interval * tonumber(ARGV[2])
-if excess > 0 then return math.ceil(excess) end
+if excess > 0.001 then return math.ceil(excess) end
 redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.max(1, math.ceil(nextTat - now)))
 return 0
 `;
@@ -59,6 +59,10 @@ export function createRedisStore(options: RedisStoreOptions): ThrottleStore & { 
   /** Whether the instance has said it limits on its own; each change of state is logged once. */
   let local = false;
   let closing = false;
+  /** How long after a failed command Redis is tried again, and since when it has been shared (degradeAfterCommand). */
+  let retryMs = 500;
+  let sharedSince = 0;
+  let retrying = false;
   const degrade = (why: string) => {
     if (local || closing) return;
     log(
@@ -126,12 +130,22 @@ export function createRedisStore(options: RedisStoreOptions): ThrottleStore & { 
     },
   };
 
-  /** A failed command on a connection that still looks ready: fall back, and look again shortly (one slow answer is no outage). */
+  /**
+   * A failed command on a connection that still looks ready: fall back, and look again shortly (one slow answer
+   * is no outage), then at doubling intervals up to a minute while commands keep failing (a slow or full Redis
+   * made the log switch twice a second); a minute of sharing without a failure starts again from a second.
+   */
   function degradeAfterCommand(error: Error): void {
+    if (!local) retryMs = Date.now() - sharedSince > 60_000 ? 1000 : Math.min(60_000, retryMs * 2);
     degrade(error.message);
-    if (!client.isReady || closing) return;
+    if (!client.isReady || closing || retrying) return;
+    retrying = true;
     setTimeout(() => {
-      if (client.isReady) share(" again");
-    }, 1000).unref();
+      retrying = false;
+      if (client.isReady) {
+        share(" again");
+        sharedSince = Date.now();
+      }
+    }, retryMs).unref();
   }
 }
