@@ -3,13 +3,16 @@
  * redis-server enforce one limit per client; with Redis unreachable or gone, each instance limits on its
  * own (fail open to the in-memory limiter, logged) and keeps serving.
  */
+import { execFile } from "node:child_process";
 import { mkdir } from "node:fs/promises";
+import { promisify } from "node:util";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addRun, buildSite, http, makeSite, waitFor, type Site } from "../server/serverFixtures.ts";
 import { freePort, startInstance, startRedis, type Instance, type Redis } from "./redisFixtures.ts";
 import { UA } from "./trafficFixtures.ts";
 
+const execFileAsync = promisify(execFile);
 let site: Site;
 const stops: Array<() => Promise<void>> = [];
 
@@ -83,6 +86,27 @@ describe("throttle state in Redis", () => {
     const failed = await promisify(execFile)(bin, ["serve", "--dist", site.distDir, "--port", port], { cwd: site.root, env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, timeout: 60_000 }).catch((error: { code: unknown; stderr: string }) => error);
     expect((failed as { code: unknown }).code).toBe(2);
     expect((failed as { stderr: string }).stderr).toMatch(new RegExp(`--port: port ${port} on 127\\.0\\.0\\.1 is in use\n {2}fix: `));
+  });
+
+  it("a Redis that answers every command with an error (full): limits stay applied, and it is tried again at growing intervals, not every second", async () => {
+    const redis = await redisIn("full");
+    const server = await instance(limits(1000, redis.url));
+    await waitFor("the instance to use Redis", () => server.output.some((line) => line.includes("limits are shared through Redis")));
+    // Full, refusing writes: the connection stays up and every throttle command fails.
+    const cli = (...args: string[]) => execFileAsync("redis-cli", ["-p", String(redis.port), ...args]);
+    await cli("CONFIG", "SET", "maxmemory-policy", "noeviction");
+    await cli("CONFIG", "SET", "maxmemory", "1");
+    const agains = () => server.output.filter((line) => line.includes("limits are shared through Redis at") && line.endsWith(" again")).length;
+    const seen: number[] = [];
+    for (let until = Date.now() + 20_000; Date.now() < until && seen.length < 3; ) {
+      expect(await status(server)).toBe(200); // never an error: its own limiter answers meanwhile
+      if (agains() > seen.length) seen.push(Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(seen.length, server.output.join("\n")).toBe(3);
+    // Each wait at least half again as long as the one before (1 s, 2 s, 4 s): it once switched back every second.
+    expect(seen[2]! - seen[1]!).toBeGreaterThan(1.4 * (seen[1]! - seen[0]!));
+    await cli("CONFIG", "SET", "maxmemory", "0");
   });
 
   it("when Redis goes away, falls back to its own limiter, and shares again once Redis is back", async () => {
