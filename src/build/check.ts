@@ -56,7 +56,7 @@ export async function check(dir: string, settings: PipelineSettings = {}): Promi
 
 async function checkRun(run: ScannedRun, settings: PipelineSettings): Promise<RunState> {
   if (run.partial.length) {
-    return { inputs: "", waiting: true, issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "rename each *.part file to its final name when it is complete" }] };
+    return { inputs: "", waiting: true, issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "give each file still arriving (*.part, or rsync's hidden .name.XXXXXX) its final name when it is complete" }] };
   }
   const { issues, assembled } = await validateRun(run, settings);
   if (!assembled) return { inputs: "", waiting: false, issues: issues.list };

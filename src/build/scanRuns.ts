@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, lstatSync, readdirSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
-import { isRunFolderName, isTemporaryName } from "../contract/runFolderNames.ts";
+import { isArrivingName, isRunFolderName, isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface FileFingerprint {
   size: number;
@@ -51,10 +51,10 @@ export interface ScannedRun {
   folder: string;
   absolutePath: string;
   files: ScannedFile[];
-  /** Files still arriving (`*.part`): the run waits until they are renamed. */
+  /** Files still arriving (`*.part`, rsync's `.name.XXXXXX`): the run waits until they are renamed. */
   partial: string[];
-  /** Entries that are not plain files (directories, symlinks): never read. */
-  refused: Array<{ name: string; why: string }>;
+  /** Entries that are not plain files (directories, symlinks), or cannot be read or named: never read. `fix` when not the usual one. */
+  refused: Array<{ name: string; why: string; fix?: string }>;
 }
 
 /** Fingerprints of one folder's files by name, as the last build saw them. */
@@ -173,6 +173,9 @@ function settled(stats: { mtimeMs: number; ctimeMs: number }, settledBefore: num
 
 /** A new or changed file found by a scan: its fingerprint and entry get their sha256 once it is read. */
 interface FileToHash {
+  run: ScannedRun;
+  /** The folder's fingerprints, which lose this file's when it cannot be read (it is hashed again next time). */
+  fingerprints: FolderFingerprints;
   path: string;
   fingerprint: FileFingerprint;
   file: ScannedFile;
@@ -183,7 +186,17 @@ async function hashFiles(files: readonly FileToHash[]): Promise<void> {
   const worker = async () => {
     for (let i = next++; i < files.length; i = next++) {
       const file = files[i]!;
-      file.fingerprint.sha256 = file.file.sha256 = await sha256File(file.path);
+      try {
+        file.fingerprint.sha256 = file.file.sha256 = await sha256File(file.path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== "EACCES" && code !== "EPERM") throw error;
+        // One unreadable file makes its own run invalid, naming it; the other runs are built (it stopped them all).
+        const { run } = file;
+        run.files = run.files.filter((scanned) => scanned !== file.file);
+        delete file.fingerprints[file.file.name];
+        run.refused.push({ name: file.file.name, why: "cannot be read (permission denied)", fix: "give the user ashcast runs as read access to it (chmod a+r), or remove it" });
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(HASH_CONCURRENCY, files.length) }, worker));
@@ -195,12 +208,24 @@ async function hashFiles(files: readonly FileToHash[]): Promise<void> {
  */
 function statFolder(runsDir: string, folder: string, cache: Readonly<FolderFingerprints>, settledBefore: number | undefined, lastStat: FolderStat | undefined, toHash: FileToHash[]): ScannedFolder {
   const absolutePath = `${runsDir}${path.sep}${folder}`;
+  const refusedFolder = (why: string, fix: string): ScannedFolder => ({ run: { folder, absolutePath, files: [], partial: [], refused: [{ name: ".", why, fix }] }, fingerprints: {}, listed: true, hashed: 0 });
+  if (folder.includes("\uFFFD")) return refusedFolder("the folder's name is not valid UTF-8, so it cannot be read by that name", "rename the folder with UTF-8 characters only (e.g. convmv -f latin1 -t utf8 --notest)");
   const folderStats = lstatSync(absolutePath, { throwIfNoEntry: false });
   // The same folder with the same times: the same names, which are those of the last fingerprints.
   const sameNames = lastStat !== undefined && folderStats !== undefined && folderStats.mtimeMs === lastStat.mtimeMs && folderStats.ctimeMs === lastStat.ctimeMs && folderStats.ino === lastStat.ino;
   const byName = sameNames ? statFiles(absolutePath, folder, Object.keys(cache), cache, settledBefore, true) : undefined;
   // Listed (not by name), every name is taken as found: never undefined.
-  const result = byName ?? statFiles(absolutePath, folder, readdirSync(absolutePath).sort(), cache, settledBefore, false)!;
+  let names: string[];
+  try {
+    names = byName ? [] : readdirSync(absolutePath).sort();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Removed or renamed while the build looked: waits, as a file that vanished does; the next build sees where it went.
+    if (code === "ENOENT" || code === "ENOTDIR") return { run: { folder, absolutePath, files: [], partial: ["(the folder, moved while it was read)"], refused: [] }, fingerprints: {}, listed: true, hashed: 0 };
+    if (code === "EACCES" || code === "EPERM") return refusedFolder("the folder cannot be listed (permission denied)", "give the user ashcast runs as read and execute access to the folder (chmod a+rx)");
+    throw error;
+  }
+  const result = byName ?? statFiles(absolutePath, folder, names, cache, settledBefore, false)!;
   toHash.push(...result.toHash);
   const scanned: ScannedFolder = { run: result.run, fingerprints: result.fingerprints, listed: !byName, hashed: result.toHash.length };
   if (folderStats && !result.run.partial.length && !result.run.refused.length && settled(folderStats, settledBefore)) {
@@ -218,11 +243,17 @@ function statFiles(absolutePath: string, folder: string, names: readonly string[
   const fingerprints: FolderFingerprints = {};
   const toHash: FileToHash[] = [];
   for (const name of names) {
-    if (name.endsWith(".part")) {
+    if (isArrivingName(name)) {
       run.partial.push(name);
       continue;
     }
     if (isTemporaryName(name)) continue;
+    // A name that is not UTF-8 (a Latin-1 zip from Windows) was decoded lossily: that path does not exist.
+    if (name.includes("\uFFFD")) {
+      if (byName) return undefined;
+      run.refused.push({ name, why: "has a name that is not valid UTF-8, so it cannot be read by that name", fix: "rename it with UTF-8 characters only (e.g. convmv -f latin1 -t utf8 --notest), or remove it" });
+      continue;
+    }
     const filePath = `${absolutePath}${path.sep}${name}`;
     const stats = lstatSync(filePath, { throwIfNoEntry: false });
     if (!stats) {
@@ -247,7 +278,7 @@ function statFiles(absolutePath: string, folder: string, names: readonly string[
     } else {
       const fingerprint: FileFingerprint = { size: stats.size, mtimeMs: stats.mtimeMs, ...(settled(stats, settledBefore) ? { ctimeMs: stats.ctimeMs } : {}), ino: stats.ino, sha256: "" };
       fingerprints[name] = fingerprint;
-      toHash.push({ path: filePath, fingerprint, file });
+      toHash.push({ run, fingerprints, path: filePath, fingerprint, file });
     }
     run.files.push(file);
   }
@@ -277,7 +308,7 @@ export function inputsHash(run: ScannedRun, pipelineKey: string): string {
  * Checked after a run was read: a file replaced meanwhile must not be published under the old hash.
  */
 export async function unchangedSinceScan(run: ScannedRun): Promise<boolean> {
-  const names = (await readdir(run.absolutePath).catch(() => [] as string[])).filter((name) => !isTemporaryName(name) || name.endsWith(".part")).sort();
+  const names = (await readdir(run.absolutePath).catch(() => [] as string[])).filter((name) => !isTemporaryName(name) || isArrivingName(name)).sort();
   const expected = [...run.files.map((f) => f.name), ...run.refused.map((r) => r.name), ...run.partial].sort();
   if (names.join("\0") !== expected.join("\0")) return false;
   for (const file of run.files) {

@@ -36,7 +36,7 @@ export async function updateRun(
     return {
       inputs: prior?.inputs ?? "",
       waiting: true,
-      issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "the run is built once every *.part file has been renamed to its final name" }],
+      issues: [{ severity: "warning", file: `${run.folder}/${run.partial[0]}`, message: `files are still arriving (${run.partial.join(", ")})`, fix: "the run is built once every file still arriving (*.part, or rsync's hidden .name.XXXXXX) has its final name" }],
       ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}),
     };
   }

@@ -15,7 +15,7 @@ export async function validateRun(run: ScannedRun, settings: PipelineSettings): 
   const issues = new Issues();
   for (const refused of run.refused) {
     const folder = refused.name === ".";
-    issues.error(folder ? run.folder : `${run.folder}/${refused.name}`, refused.why, folder ? "replace the link with the run folder itself" : "replace it with a plain file, or remove it (a run folder holds files only)");
+    issues.error(folder ? run.folder : `${run.folder}/${refused.name}`, refused.why, refused.fix ?? (folder ? "replace the link with the run folder itself" : "replace it with a plain file, or remove it (a run folder holds files only)"));
   }
   // The folder itself refused (a symbolic link): none of its files was read, so nothing more can be said of them.
   if (run.refused.some((refused) => refused.name === ".")) return { issues };

@@ -18,3 +18,11 @@ export function isTemporaryName(name: string): boolean {
     name.startsWith(".~lock.")
   );
 }
+
+/**
+ * A file still arriving: `name.part` (docs/runs.md), or rsync's temporary `.name.XXXXXX`, which it renames over
+ * `name` when that file is complete: while one is in a folder, the folder is being delivered.
+ */
+export function isArrivingName(name: string): boolean {
+  return name.endsWith(".part") || /^\..+\.[A-Za-z0-9]{6}$/.test(name);
+}
