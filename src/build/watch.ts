@@ -14,6 +14,7 @@ import { build, type BuildOptions, type BuildResult } from "./build.ts";
 import type { CachePurger } from "./cachePurger.ts";
 import { cleanDist, ensureDistDirectory, type DistCleanup } from "./releaseStore.ts";
 import { checkRunsDirectory } from "./runsDirectory.ts";
+import { listRunFolders } from "./scanRuns.ts";
 import { isTemporaryName } from "../contract/runFolderNames.ts";
 
 export interface WatchOptions extends BuildOptions {
@@ -50,6 +51,8 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   // Refused before watching starts: a missing folder or one run folder is the operator's mistake, not a build's.
   await checkRunsDirectory(runsDir);
   await ensureDistDirectory(distDir);
+  /** The runs directory being watched (its inode): when it is replaced or gone, the rearm guard below takes over. */
+  let watchedInode = (await stat(runsDir)).ino;
 
   let building: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -66,7 +69,14 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   /** Operator jobs, run by the build loop one at a time, between the builds changes start. */
   const jobs: Array<() => Promise<void>> = [];
 
-  const runBuild = async (job?: { rebuild: "all" | ReadonlySet<string>; signal: AbortSignal }): Promise<{ result: BuildResult } | { error: unknown }> => {
+  const runBuild = async (job?: { rebuild: "all" | ReadonlySet<string>; signal: AbortSignal }): Promise<{ result: BuildResult } | { error: unknown } | undefined> => {
+    // Events of a runs directory that was moved away or replaced (its folders "removed" as it went) are not
+    // changes of runs: building on them would withdraw every run. The guard below looks at the new one.
+    const now = await stat(runsDir).catch(() => undefined);
+    if (!job && (now === undefined || now.ino !== watchedInode)) {
+      pending = false;
+      return undefined;
+    }
     const changes = [...reasons];
     const since = changedAt;
     const folders = changedFolders;
@@ -190,7 +200,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
   // The runs directory itself removed, or swapped for another (mv runs runs.old; mv new runs): chokidar stops
   // following it. Looked at every second: while it is gone the last release stays served (and the process stays
   // up); when it is back, watching starts again on it and every run folder is looked at.
-  let watchedInode = (await stat(runsDir)).ino;
+  watchedInode = (await stat(runsDir)).ino;
   let missing = false;
   let rearming: Promise<void> | undefined;
   const rearm = async (): Promise<void> => {
@@ -205,11 +215,17 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     await watcher.close();
     // Noted as followed only once watching has started again: if it fails, the next look tries again.
     watcher = await startWatching();
-    log(`the runs directory ${runsDir} ${why}: watching it again`);
     missing = false;
     watchedInode = now.ino;
     reasons.add(`the runs directory ${why}`);
     changedFolders = undefined; // every folder looked at
+    // Empty, it is far likelier a mount that failed (the bare mount point) than every run withdrawn on purpose:
+    // nothing is built, so nothing is withdrawn, until a run folder appears in it.
+    if (listRunFolders(runsDir).length === 0) {
+      log(`the runs directory ${runsDir} ${why} empty: nothing is withdrawn and the last release stays served until a run folder appears in it (withdraw runs one by one with the operator route)`);
+      return;
+    }
+    log(`the runs directory ${runsDir} ${why}: watching it again`);
     schedule();
   };
   const guard = setInterval(() => {
@@ -223,7 +239,7 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     rebuild: (runs, signal) =>
       enqueue(async () => {
         signal.throwIfAborted();
-        const outcome = await runBuild({ rebuild: runs === "all" ? "all" : new Set(runs), signal });
+        const outcome = (await runBuild({ rebuild: runs === "all" ? "all" : new Set(runs), signal }))!; // a job's build is never skipped
         if ("error" in outcome) throw outcome.error;
         return outcome.result;
       }),

@@ -525,6 +525,27 @@ describe("watchRuns: changes, withdrawals and bad runs", () => {
     await expectWholeTree(s.distDir);
   });
 
+  test("the runs directory replaced by an empty one (a mount that failed): nothing is withdrawn until a run folder appears", async () => {
+    const a = spec(0, "Run A.");
+    const s = await startSession((runs) => writeRun(runs, "run-a", a));
+    await rename(s.runsDir, path.join(s.root, "runs.mounted"));
+    await mkdir(s.runsDir); // the bare mount point
+    await waitFor("the watcher to see it empty", () => s.logs.some((line) => line.includes("was replaced empty: nothing is withdrawn")), 20_000);
+    await s.watcher.idle();
+    expect((await readServed(s.distDir))?.index.reftimes).toEqual([a.reftime]);
+    expect(s.outcomes.some((o) => o.result?.report.withdrawn.includes(a.reftime))).toBe(false);
+    // The mount back (its folder appears in the mount point): built as usual, A still there.
+    const b = spec(6, "Run B.");
+    await writeRun(path.join(s.root, "runs.mounted"), "run-b", b);
+    await rename(path.join(s.root, "runs.mounted", "run-a"), path.join(s.runsDir, "run-a"));
+    await rename(path.join(s.root, "runs.mounted", "run-b"), path.join(s.runsDir, "run-b"));
+    await waitFor("run B published", async () => (await servedModel(s.distDir, b.reftime)) !== undefined, 20_000);
+    await s.watcher.idle();
+    expect((await readServed(s.distDir))?.index.reftimes).toEqual([b.reftime, a.reftime]);
+    await s.poller.stop();
+    await expectWholeTree(s.distDir);
+  });
+
   test("a bad run file is reported, watching goes on, and the other runs stay served", async () => {
     const a = spec(0, "Run A.");
     const b = spec(6, "Run B.");
