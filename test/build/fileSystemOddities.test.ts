@@ -63,6 +63,17 @@ describe("entries of runs/ that tools leave", () => {
   });
 });
 
+describe("a run.json misspelled", () => {
+  it.each(["RUN.JSON", "run.json ", "run.js\u03bfn", "run (1).json"])("%j: the run has no run.json, said as an error (the default run type never stands in for it)", async (name) => {
+    const run = await writeKmlRun(ws.runsDir, "hekla", { reftime: "2024-05-01T12:00:00Z" });
+    await rename(path.join(run.dir, "run.json"), path.join(run.dir, name));
+    const result = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock("2024-06-01T08:00:00Z"), defaultRunType: "Exercise" });
+    const report = runOf(result, "hekla");
+    expect(report.status).toBe("invalid");
+    expect(report.issues).toContainEqual(expect.objectContaining({ severity: "error", file: `hekla/${name}`, message: `the run has no run.json, and this file looks like it (a name of ${JSON.stringify(name)})`, fix: "rename it to run.json exactly (lower case, no spaces, Latin letters)" }));
+  });
+});
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const asNobody = spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "true"]).status === 0;
 
