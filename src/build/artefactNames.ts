@@ -3,6 +3,7 @@
  * a resource name is what `/resources?name=` accepts; a timestep url points at a resource.
  * Pure: the server never builds names, it only looks them up in the index.
  */
+import { createHash } from "node:crypto";
 import { compactInstant } from "../time/instant.ts";
 
 export const runJsonKey = (reftime: string): string => `runs/${reftime}/model.json`;
@@ -32,5 +33,10 @@ export function slugify(text: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
-  return slug || "layer";
+  if (slug.length <= MAX_SLUG) return slug || "layer";
+  // File names end up inside longer ones (`kml/<slug>.geojson.gz`, 255 bytes at most): long names are cut and
+  // told apart by a hash of the whole.
+  return `${slug.slice(0, MAX_SLUG - 9).replace(/-+$/, "")}-${createHash("sha256").update(slug).digest("hex").slice(0, 8)}`;
 }
+/** The longest slug: well inside a file name's 255 bytes with the suffixes artefacts add. */
+const MAX_SLUG = 100;

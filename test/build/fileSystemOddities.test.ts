@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { slugify } from "../../src/build/artefactNames.ts";
 import { build, type BuildResult } from "../../src/build/build.ts";
 import type { RunReport } from "../../src/contract/buildReport.ts";
 import { PUBLIC_URL, fixedClock, makeWorkspace, writeKmlRun, type Workspace } from "./runFixtures.ts";
@@ -60,6 +61,21 @@ describe("entries of runs/ that tools leave", () => {
     const odd = runOf(result, "odd-file");
     expect(odd.status).toBe("invalid");
     expect(odd.issues.find((i) => i.severity === "error")).toMatchObject({ message: "has a name that is not valid UTF-8, so it cannot be read by that name", fix: expect.stringMatching(/^rename it with UTF-8 characters only/) });
+  });
+});
+
+describe("a long file name", () => {
+  it("a KML named with 245 characters (the file system's limit is 255) is published, its artefacts under a shortened name", async () => {
+    const run = await writeKmlRun(ws.runsDir, "hekla", { reftime: "2024-05-01T12:00:00Z" });
+    const long = `${"a".repeat(245)}.kml`;
+    await rename(path.join(run.dir, "advisory.kml"), path.join(run.dir, long));
+    const manifest = JSON.parse(await readFile(path.join(run.dir, "run.json"), "utf8")) as { layergroups?: Array<{ layers: Array<{ file?: string }> }> };
+    for (const layer of manifest.layergroups?.flatMap((g) => g.layers) ?? []) if (layer.file === "advisory.kml") layer.file = long;
+    await writeFile(path.join(run.dir, "run.json"), JSON.stringify(manifest));
+    const result = await buildNow();
+    expect(runOf(result, "hekla").status).toBe("published");
+    expect(slugify(long.replace(/\.kml$/, ""))).toMatch(/^a{91}-[0-9a-f]{8}$/);
+    expect(slugify("a".repeat(100))).toBe("a".repeat(100));
   });
 });
 
