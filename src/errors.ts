@@ -60,10 +60,28 @@ export function outOfSpace(error: unknown): UserError | undefined {
   });
 }
 
+/**
+ * A file the operating system refused (permission denied, a read-only file system) is not a bug in ashcast
+ * either: said with the path and what to change; undefined for any other error.
+ */
+export function refusedByFileSystem(error: unknown): UserError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (!(error instanceof Error) || (code !== "EACCES" && code !== "EPERM" && code !== "EROFS")) return undefined;
+  const file = (error as NodeJS.ErrnoException).path;
+  const readOnly = code === "EROFS";
+  return new UserError(readOnly ? `the file system is read-only (${error.message})` : `permission denied (${error.message})`, {
+    ...(file === undefined ? {} : { where: file }),
+    fix: readOnly
+      ? "mount the file system that holds it read-write (dist/ must be writable to publish); the release served before stays served"
+      : "give the user ashcast runs as access to it (dist/ must be writable, runs/ and the config files readable)",
+    cause: error,
+  });
+}
+
 /** Turns any thrown value into the text a person should read: the cause chain, and a stack only for bugs. */
 export function formatError(error: unknown): string {
   const lines: string[] = [];
-  let current: unknown = outOfSpace(error) ?? error;
+  let current: unknown = outOfSpace(error) ?? refusedByFileSystem(error) ?? error;
   for (let depth = 0; current !== undefined && depth < 8; depth++) {
     const prefix = depth === 0 ? "" : "caused by: ";
     if (current instanceof UserErrors) {

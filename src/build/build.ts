@@ -83,14 +83,17 @@ export interface ScanCounts {
 export async function build(options: BuildOptions): Promise<BuildResult> {
   await checkRunsDirectory(options.runsDir);
   const lock = await acquireBuildLock(options.distDir);
+  let result: BuildResult;
   try {
-    return await buildLocked(options, lock);
+    result = await buildLocked(options, lock);
   } catch (error) {
     recountSharedDirs(options.distDir); // it may have written run directories that no release uses
+    // The build's own error is the one to tell: a lock that cannot be removed either (dist/ turned read-only) would hide it.
+    await lock.release().catch(() => {});
     throw error;
-  } finally {
-    await lock.release();
   }
+  await lock.release();
+  return result;
 }
 
 async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; takenAtMs: number }): Promise<BuildResult> {

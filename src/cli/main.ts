@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { isRunType, RUN_TYPES, type RunType } from "../contract/runTypes.ts";
-import { AshcastError, UserError, formatError, InternalError, outOfSpace } from "../errors.ts";
+import { AshcastError, UserError, formatError, InternalError, outOfSpace, refusedByFileSystem } from "../errors.ts";
 import { formatRunReports, summarise } from "./printReport.ts";
 import { progressBar } from "./progress.ts";
 import { envValue, resolveBuildSettings, resolvePipelineSettings, type BuildFlags } from "./settings.ts";
@@ -279,6 +279,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     err(formatError(error));
-    return (error instanceof AshcastError && !(error instanceof InternalError)) || outOfSpace(error) ? EXIT.usage : EXIT.internal;
+    return (error instanceof AshcastError && !(error instanceof InternalError)) || outOfSpace(error) || refusedByFileSystem(error) ? EXIT.usage : EXIT.internal;
   }
 }

@@ -107,4 +107,14 @@ describe.skipIf(!asNobody)("a file the service's user cannot read (ashcast build
     expect(built.stdout).toMatch(/published .*2024-05-02T12:00:00Z/);
     expect(built.status).toBe(1);
   });
+
+  it("a dist/ it may not write: a user error naming the path and the fix, exit 2, not an internal error", async () => {
+    await writeKmlRun(ws.runsDir, "readable", { reftime: "2024-05-02T12:00:00Z" });
+    await mkdir(ws.distDir, { recursive: true });
+    for (const dir of [ws.root, ws.runsDir, ws.distDir]) await chmod(dir, 0o755); // dist/ root's, not nobody's
+    const built = spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", path.join(ROOT, "bin/ashcast"), "build", "--runs", ws.runsDir, "--out", ws.distDir], { cwd: ws.root, encoding: "utf8", env: { ...process.env, HOME: "/tmp" } });
+    expect(built.stderr).not.toMatch(/Internal error/);
+    expect(built.stderr).toMatch(/permission denied \(EACCES.*\)[\s\S]*give the user ashcast runs as access to it \(dist\/ must be writable/);
+    expect(built.status).toBe(2);
+  });
 });
