@@ -1,12 +1,13 @@
 /**
- * A lock between processes: a file holding the holder's pid. It appears whole (written aside, then
+ * A lock between processes: a file holding the holder's pid (and its start time, where Linux says it: a pid
+ * reused by another process since does not hold the lock). It appears whole (written aside, then
  * hard-linked into place), so no reader ever sees it empty; a lock left by a dead process is moved aside
  * atomically, so two takers cannot both take it over.
  */
 import { randomBytes } from "node:crypto";
 import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { isProcessAlive } from "./processes.ts";
+import { isProcessAlive, processStartTime } from "./processes.ts";
 
 /** `takenOver`: the lock was left by a process that died, which may have left other things behind too. */
 export type LockAttempt = { kind: "taken"; release: () => Promise<void>; takenOver: boolean } | { kind: "held"; pid: number };
@@ -15,7 +16,7 @@ export type LockAttempt = { kind: "taken"; release: () => Promise<void>; takenOv
 export async function tryLock(lockPath: string, temporaryPrefix: string): Promise<LockAttempt> {
   const dir = path.dirname(lockPath);
   const tmpName = () => path.join(dir, `${temporaryPrefix}${process.pid}-${randomBytes(6).toString("hex")}`);
-  const mine = `${process.pid} ${randomBytes(6).toString("hex")}\n`;
+  const mine = `${process.pid} ${randomBytes(6).toString("hex")} ${processStartTime(process.pid) ?? "-"}\n`;
   const aside = tmpName();
   await writeFile(aside, mine);
   let takenOver = false;
@@ -37,8 +38,12 @@ export async function tryLock(lockPath: string, temporaryPrefix: string): Promis
       const text = await readFile(lockPath, "utf8").catch(() => undefined);
       if (text === undefined) continue; // released in between: try again
       const holder = Number.parseInt(text, 10);
-      // Our own pid in a lock we did not take is a leftover of an earlier process that had this pid.
-      if (Number.isInteger(holder) && holder !== process.pid && isProcessAlive(holder)) return { kind: "held", pid: holder };
+      // Our own pid in a lock we did not take is a leftover of an earlier process that had this pid; so is a
+      // live pid that started at another time than the holder did.
+      const started = text.trim().split(" ")[2];
+      const startedNow = started === undefined || started === "-" ? undefined : processStartTime(holder);
+      const sameProcess = startedNow === undefined || startedNow === started;
+      if (Number.isInteger(holder) && holder !== process.pid && isProcessAlive(holder) && sameProcess) return { kind: "held", pid: holder };
       // Left by a process that was killed: move it aside, and put it back if it was not the one we judged.
       const stale = tmpName();
       try {

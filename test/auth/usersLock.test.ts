@@ -80,4 +80,26 @@ describe("the users file lock", () => {
     expect(child.seen.stderr).toBe("");
     expect(Object.keys((await loadUsers(file)).users)).toEqual(["carol"]);
   });
+
+  it("a lock whose pid now belongs to another process (it started at another time) is taken over; the holder's own is not", async () => {
+    // A live process that is not the holder: this test's own pid, with a start time it never had.
+    await writeFile(`${file}.lock`, `${process.pid} deadbeef 1\n`);
+    const child = addUser("dave", file);
+    expect(await child.exited).toBe(0);
+    expect(child.seen.stderr).toBe("");
+    expect(Object.keys((await loadUsers(file)).users)).toContain("dave");
+    // Another live process with its true start time holds it; with another start time, it does not.
+    const { processStartTime } = await import("../../src/os/processes.ts");
+    const sleeper = spawn("sleep", ["30"]);
+    try {
+      await writeFile(`${file}.lock`, `${sleeper.pid} deadbeef ${processStartTime(sleeper.pid!)}\n`);
+      expect(await tryLock(`${file}.lock`, ".probe-")).toEqual({ kind: "held", pid: sleeper.pid });
+      await writeFile(`${file}.lock`, `${sleeper.pid} deadbeef 1\n`);
+      const taken = await tryLock(`${file}.lock`, ".probe-");
+      expect(taken).toMatchObject({ kind: "taken", takenOver: true });
+      if (taken.kind === "taken") await taken.release();
+    } finally {
+      sleeper.kill();
+    }
+  });
 });
