@@ -177,6 +177,41 @@ describe("generated SNAP output (NetCDF-4, rotated pole, 2-D latitude/longitude)
   });
 });
 
+/**
+ * A SNAP-shaped CDL with a rotated pole (22°N, 140°E) and only 1-D x/y axes (no 2-D latitude/longitude), one
+ * field MAX6h_ASH_fl350-550 in ug m-3; `axisAttributes` and `extra` are attribute lines (`x:units = "degrees"`).
+ */
+function rotatedAxesCdl(spec: { rx: number[]; ry: number[]; axisAttributes: string[]; times: number[]; values: number[]; extra?: string[] }): string {
+  const lines = [
+    "netcdf snap {",
+    "dimensions:",
+    "  time = UNLIMITED ;",
+    `  x = ${spec.rx.length} ;`,
+    `  y = ${spec.ry.length} ;`,
+    "variables:",
+    "  double time(time) ;",
+    '    time:units = "hours since 2016-11-03 00:00:00" ;',
+    "  float x(x) ;",
+    "  float y(y) ;",
+    ...spec.axisAttributes.map((line) => `    ${line} ;`),
+    "  int projection ;",
+    '    projection:grid_mapping_name = "rotated_latitude_longitude" ;',
+    "    projection:grid_north_pole_latitude = 22. ;",
+    "    projection:grid_north_pole_longitude = 140. ;",
+    "  float MAX6h_ASH_fl350-550(time, y, x) ;",
+    '    MAX6h_ASH_fl350-550:units = "ug m-3" ;',
+    '    MAX6h_ASH_fl350-550:grid_mapping = "projection" ;',
+    ...(spec.extra ?? []).map((line) => `  ${line} ;`),
+    "data:",
+    `  time = ${spec.times.join(", ")} ;`,
+    `  x = ${spec.rx.join(", ")} ;`,
+    `  y = ${spec.ry.join(", ")} ;`,
+    `  MAX6h_ASH_fl350-550 = ${spec.values.join(", ")} ;`,
+    "}",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
 describe.skipIf(!HAS_NETCDF_BIN)(`files written by netCDF-C (ncgen)${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
   // Three bands in three encodings: float in ug/m3 with _FillValue; packed short in mg m-3 with
   // scale_factor, add_offset, _FillValue and missing_value; double in µg/m³.
@@ -268,36 +303,14 @@ describe.skipIf(!HAS_NETCDF_BIN)(`files written by netCDF-C (ncgen)${HAS_NETCDF_
   it("reads a SNAP rotated grid given only by its pole and rotated axes (NetCDF-3)", async () => {
     const rx = [-12, -11.5, -11, -10.5, -10];
     const ry = [-4, -3.5, -3];
-    const cdl = `netcdf snap {
-dimensions:
-  time = UNLIMITED ;
-  x = ${rx.length} ;
-  y = ${ry.length} ;
-variables:
-  double time(time) ;
-    time:units = "hours since 2016-11-03 00:00:00" ;
-    time:calendar = "gregorian" ;
-  float x(x) ;
-    x:standard_name = "grid_longitude" ;
-    x:units = "degrees" ;
-  float y(y) ;
-    y:standard_name = "grid_latitude" ;
-    y:units = "degrees" ;
-  int projection ;
-    projection:grid_mapping_name = "rotated_latitude_longitude" ;
-    projection:grid_north_pole_latitude = 22. ;
-    projection:grid_north_pole_longitude = 140. ;
-  float MAX6h_ASH_fl350-550(time, y, x) ;
-    MAX6h_ASH_fl350-550:units = "ug m-3" ;
-    MAX6h_ASH_fl350-550:grid_mapping = "projection" ;
-  :title = "Askja 2016-11-03" ;
-data:
-  time = 3, 6 ;
-  x = ${rx.join(", ")} ;
-  y = ${ry.join(", ")} ;
-  MAX6h_ASH_fl350-550 = ${Array.from({ length: 2 * rx.length * ry.length }, (_, k) => k * 10).join(", ")} ;
-}
-`;
+    const cdl = rotatedAxesCdl({
+      rx,
+      ry,
+      axisAttributes: ['x:standard_name = "grid_longitude"', 'x:units = "degrees"', 'y:standard_name = "grid_latitude"', 'y:units = "degrees"'],
+      times: [3, 6],
+      values: Array.from({ length: 2 * rx.length * ry.length }, (_, k) => k * 10),
+      extra: ['time:calendar = "gregorian"', ':title = "Askja 2016-11-03"'],
+    });
     const file = await ncgen(cdl, path.join(await tempDir(), "snap.nc"), "classic");
     const output = await openModelOutput(file, "askja/snap.nc");
     try {
@@ -317,32 +330,7 @@ data:
   });
 
   it("refuses a rotated grid placed only by x/y that are not in degrees (bare indices would put the ash thousands of km away)", async () => {
-    const cdl = `netcdf snap {
-dimensions:
-  time = UNLIMITED ;
-  x = 3 ;
-  y = 2 ;
-variables:
-  double time(time) ;
-    time:units = "hours since 2016-11-03 00:00:00" ;
-  float x(x) ;
-    x:units = "1" ;
-  float y(y) ;
-    y:units = "1" ;
-  int projection ;
-    projection:grid_mapping_name = "rotated_latitude_longitude" ;
-    projection:grid_north_pole_latitude = 22. ;
-    projection:grid_north_pole_longitude = 140. ;
-  float MAX6h_ASH_fl350-550(time, y, x) ;
-    MAX6h_ASH_fl350-550:units = "ug m-3" ;
-    MAX6h_ASH_fl350-550:grid_mapping = "projection" ;
-data:
-  time = 3 ;
-  x = 0, 1, 2 ;
-  y = 0, 1 ;
-  MAX6h_ASH_fl350-550 = 0, 1, 2, 3, 4, 5 ;
-}
-`;
+    const cdl = rotatedAxesCdl({ rx: [0, 1, 2], ry: [0, 1], axisAttributes: ['x:units = "1"', 'y:units = "1"'], times: [3], values: [0, 1, 2, 3, 4, 5] });
     const file = await ncgen(cdl, path.join(await tempDir(), "indices.nc"), "classic");
     const error = await expectUserError(openModelOutput(file, "run/indices.nc"), "run/indices.nc", /variable x has units "1", not degrees, and the file has no 2-D latitude\/longitude: the rotated grid cannot be placed/);
     expect(error.fix).toMatch(/standard_name = "grid_longitude", units = "degrees"/);
