@@ -106,6 +106,8 @@ function whyRebuild(run: ScannedRun, prior: RunState | undefined, priorFiles: Fo
     else if (now.get(name) !== priorFiles[name]!.sha256) changed.push(`${name} changed`);
   }
   for (const name of now.keys()) if (!priorNames.includes(name)) changed.push(`${name} added`);
+  // Entries that are not read (a link, a folder, a pipe, a name that is not UTF-8) change the run's outcome too.
+  for (const refused of run.refused) changed.push(`${refused.name === "." ? "the folder" : refused.name} refused`);
   return changed.length ? changed.join(", ") : "the pipeline or its configuration changed";
 }
 

@@ -259,12 +259,15 @@ describe("bad input files", () => {
     expect(Object.keys(release.resources).some((name) => name.startsWith("2024-05-06"))).toBe(false);
   });
 
-  it("refuses a sub-directory in a run folder (runs are flat)", async () => {
+  it("refuses a sub-directory in a run folder (runs are flat), and a rebuild for it says so in its log", async () => {
     const run = await writeKmlRun(ws.runsDir, "nested-dir");
+    expect(runOf(await buildNow(), "nested-dir").status).toBe("published");
     await mkdir(path.join(run.dir, "more"));
-    const result = await buildNow();
-    expect(runOf(result, "nested-dir").status).toBe("invalid");
+    const logs: string[] = [];
+    const result = await buildNow({ log: (line) => logs.push(line) });
+    expect(runOf(result, "nested-dir").status).toBe("kept-last-good");
     expect(errorsOf(result, "nested-dir").map((e) => e.file)).toEqual(["nested-dir/more"]);
+    expect(logs).toContain("rebuilding nested-dir: more refused");
   });
 });
 
