@@ -183,14 +183,19 @@ export async function writeSharedChunks(distDir: string, shared: typeof STATE_DI
   return chunks.map(({ name }) => `${shared}/${name}`);
 }
 
-/** A fresh temporary directory under `dist/<parent>`, and the function that renames it into place. */
-export async function createStagingDir(distDir: string, parent: string): Promise<{ dir: string; commit(name: string): Promise<void> }> {
+/**
+ * A fresh temporary directory under `dist/<parent>`, the function that renames it into place, and `discard`,
+ * which removes it when what was written there failed (a full disk), so a watching process gives the space
+ * back at once rather than at its next start.
+ */
+export async function createStagingDir(distDir: string, parent: string): Promise<StagingDir> {
   const parentDir = path.join(distDir, parent);
   await mkdir(parentDir, { recursive: true });
   const dir = path.join(parentDir, tmpName());
   await mkdir(dir);
   return {
     dir,
+    discard: () => rm(dir, { recursive: true, force: true }).catch(() => {}),
     async commit(name: string) {
       const target = path.join(parentDir, name);
       try {
@@ -203,6 +208,23 @@ export async function createStagingDir(distDir: string, parent: string): Promise
       }
     },
   };
+}
+
+export interface StagingDir {
+  dir: string;
+  commit(name: string): Promise<void>;
+  discard(): Promise<void>;
+}
+
+/** Writes `work` into a fresh staging directory and commits it as `name`; on failure the directory is removed. */
+export async function writeStaged<T>(distDir: string, parent: string, work: (staged: StagingDir) => Promise<T>): Promise<T> {
+  const staged = await createStagingDir(distDir, parent);
+  try {
+    return await work(staged);
+  } catch (error) {
+    await staged.discard();
+    throw error;
+  }
 }
 
 /** Writes the index (its JSON text) last into the staged release, renames it into place and swaps `current` to it. */

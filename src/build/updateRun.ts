@@ -12,7 +12,7 @@ import { jsonBody, startCompressing, writeArtefacts, type ArtefactDraft } from "
 import { runPngKey } from "./artefactNames.ts";
 import type { RunBuild, RunState } from "./buildState.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
-import { RUNS_DIR, createStagingDir } from "./releaseStore.ts";
+import { RUNS_DIR, writeStaged } from "./releaseStore.ts";
 import { renderRun, RUN_RENDERERS } from "./renderRun.ts";
 import { inputsHash, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
@@ -66,12 +66,14 @@ export async function updateRun(
   // Same inputs make the same directory name; a requested rebuild must not trust what is there.
   const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}${settings.forced ? `-${randomBytes(4).toString("hex")}` : ""}`;
   const dirFromDist = path.posix.join(RUNS_DIR, dirName);
-  const staged = await createStagingDir(settings.distDir, RUNS_DIR);
-  const artefacts = await writeArtefacts(staged.dir, dirFromDist, drafts);
-  const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
-  const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime, artefacts: sortKeys(artefacts), resources: sortKeys(resources) };
-  await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
-  await staged.commit(dirName);
+  const artefacts = await writeStaged(settings.distDir, RUNS_DIR, async (staged) => {
+    const written = await writeArtefacts(staged.dir, dirFromDist, drafts);
+    const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
+    const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime, artefacts: sortKeys(written), resources: sortKeys(resources) };
+    await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
+    await staged.commit(dirName);
+    return written;
+  });
   const current: RunBuild = {
     inputs,
     reftime,

@@ -16,7 +16,7 @@ import type { GeometryCollection, Topology } from "topojson-specification";
 import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, RunArtefacts, type Artefact } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
-import { VIEWER_DIR, createStagingDir } from "./releaseStore.ts";
+import { VIEWER_DIR, writeStaged } from "./releaseStore.ts";
 
 /** Bumped when this module changes what it makes from the same inputs. */
 const VIEWER_FORMAT = 1;
@@ -84,13 +84,15 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
   if (existing) return { dir, artefacts: existing.artefacts, files: existing.resources };
 
   const drafts = viewerDrafts(inputs);
-  const staged = await createStagingDir(distDir, VIEWER_DIR);
-  const artefacts = await writeArtefacts(staged.dir, dir, drafts);
   const files = Object.fromEntries(drafts.map((draft) => [draft.file, draft.key]));
-  // The run artefact list's format fits: `resources` maps the served file names to keys. Its reftime is unused.
-  const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime: "1970-01-01T00:00:00Z", artefacts, resources: files };
-  await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
-  await staged.commit(name);
+  const artefacts = await writeStaged(distDir, VIEWER_DIR, async (staged) => {
+    const written = await writeArtefacts(staged.dir, dir, drafts);
+    // The run artefact list's format fits: `resources` maps the served file names to keys. Its reftime is unused.
+    const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime: "1970-01-01T00:00:00Z", artefacts: written, resources: files };
+    await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
+    await staged.commit(name);
+    return written;
+  });
   return { dir, artefacts, files };
 }
 

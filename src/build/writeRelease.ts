@@ -52,6 +52,11 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
   report.release = releaseId;
 
   const staged = await createStagingDir(distDir, RELEASES_DIR);
+  // A write that fails (a full disk) takes the staged release with it: the space is back at once.
+  const failed = async (error: unknown): Promise<never> => {
+    await staged.discard();
+    throw error;
+  };
   const volcanoes = volcanoesResource(reftimes.map((reftime) => decision.byReftime.get(reftime)!));
   const drafts: ArtefactDraft[] = [
     { key: "reftimes.json", file: "reftimes.json", contentType: CONTENT_TYPES.json, body: jsonBody([{ reftimes }]) },
@@ -74,14 +79,18 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
   // not: GET /datasets sends it to operators as it is, and at 1,000 runs compressing it cost ~4 ms a build.
   const encodedState = encodeState(state);
   const runChunks = encodeIndexRuns(indexRuns);
-  const [written, stateChunks, indexChunks] = await Promise.all([
+  const writes = [
     writeArtefacts(staged.dir, releaseFromDist, [...drafts, { key: "report.json", file: "report.json", contentType: CONTENT_TYPES.json, body: Buffer.from(`${objectJson(report, { runs: arrayJson(report.runs) })}\n`), precompress: false }]),
     writeSharedChunks(distDir, STATE_DIR, encodedState.chunks, previous?.stateChunks ?? new Set()),
     writeSharedChunks(distDir, INDEX_CHUNKS_DIR, runChunks, new Set(previous?.index.runChunks)),
     writeFile(path.join(staged.dir, STATE_FILE), encodedState.head),
-  ]);
+  ] as const;
+  // Every write ended before the staged release is removed: one still under way would make its directories again.
+  const failure = (await Promise.allSettled(writes)).find((outcome) => outcome.status === "rejected");
+  if (failure) await failed(failure.reason);
+  const [written, stateChunks, indexChunks] = await Promise.all(writes);
   const dirsUsed = [...runDirsUsed(indexRuns, state), ...stateChunks, ...indexChunks, viewer.dir];
-  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(dirsUsed));
+  await writeFile(path.join(staged.dir, DIRS_FILE), jsonBody(dirsUsed)).catch(failed);
   // Last-Modified of a list: when its content was first published (unchanged content keeps its date).
   const previousLists = previous?.index.artefacts ?? {};
   const artefacts: Record<string, ListArtefact> = {};
@@ -103,7 +112,7 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
     feedBase: content.publicUrl,
   };
   const { runs: _inChunks, ...storedIndex } = index;
-  await switchToRelease(distDir, staged, releaseId, `${JSON.stringify(storedIndex satisfies StoredReleaseIndex)}\n`);
+  await switchToRelease(distDir, staged, releaseId, `${JSON.stringify(storedIndex satisfies StoredReleaseIndex)}\n`).catch(failed);
   const garbage = await collectGarbage(distDir, nowDate.getTime(), { id: releaseId, dirs: dirsUsed });
   log(`published release ${releaseId}: ${reftimes.length} run(s), ${report.counts.rebuilt} rebuilt, ${report.counts.errors} error(s) (${report.durationMs} ms)`);
   if (garbage.releases || garbage.runs) log(`removed ${garbage.releases} old release(s) and ${garbage.runs} unused run director${garbage.runs === 1 ? "y" : "ies"}`);

@@ -38,20 +38,22 @@ export async function eachInOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limi
 
 /**
  * Runs the jobs with at most `limit` in flight, the next starting as soon as any finishes; results in job
- * order. Rejects with the first failure; no job starts after it (those already started run to their end).
+ * order. Rejects with the first failure once the jobs already started have ended; no job starts after it.
  */
 export async function inOrder<T>(jobs: ReadonlyArray<() => Promise<T>>, limit: number): Promise<T[]> {
   const results = new Array<T>(jobs.length);
   let next = 0;
-  let failed = false;
+  let failure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {
     try {
-      for (let i = next++; i < jobs.length && !failed; i = next++) results[i] = await jobs[i]!();
+      for (let i = next++; i < jobs.length && !failure; i = next++) results[i] = await jobs[i]!();
     } catch (error) {
-      failed = true;
-      throw error;
+      failure ??= { error };
     }
   };
+  // Every lane ends before the failure is thrown: a job still writing when its caller cleans up after the
+  // failure would make again what was removed (a staging directory, after a full disk).
   await Promise.all(Array.from({ length: Math.min(Math.max(1, Math.floor(limit)), jobs.length) }, lane));
+  if (failure) throw failure.error;
   return results;
 }

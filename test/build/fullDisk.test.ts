@@ -16,6 +16,7 @@ import { mkdtemp, readlink, rm, statfs, unlink, writeFile } from "node:fs/promis
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build } from "../../src/build/build.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
 import { http, untilServing } from "../server/serverFixtures.ts";
 import { findTemporaries, inspectServedTree, PUBLIC_URL, REPO_ROOT, reftimeAt, seededRandom, spawnBuild, writeRun, type RunSpec, type SpawnedBuild } from "./crashFixtures.ts";
@@ -155,5 +156,22 @@ describe.skipIf(mode.kind === "skip")(`a full disk during a build (${mode.kind =
     expect(problems).toEqual([]);
     expect(served?.index.reftimes).toHaveLength(next);
     expect(await findTemporaries(distDir)).toEqual([]);
+  });
+
+  it.skipIf(mode.kind !== "tmpfs")("a build in a process that goes on (watch, start) leaves no staged output behind when the disk is full: the space is back at once", async () => {
+    for (const level of [16 * 1024, 64 * 1024, 256 * 1024]) {
+      await addRun(`Added in-process while the disk was full (${level} bytes free).`);
+      await unlink(filler).catch(() => {});
+      await writeFile(filler, Buffer.alloc(Math.max(0, (await freeBytes(fsDir)) - level)));
+      const failed = await build({ runsDir, distDir, publicUrl: PUBLIC_URL }).then(
+        () => undefined,
+        (error: unknown) => error as NodeJS.ErrnoException,
+      );
+      if (failed === undefined) continue; // it fitted after all
+      expect(failed.code, String(failed)).toBe("ENOSPC");
+      // No later build, no restart: what the failed one staged is gone already.
+      expect(await findTemporaries(distDir), `${level} bytes free`).toEqual([]);
+    }
+    await unlink(filler);
   });
 });

@@ -106,4 +106,19 @@ describe("eachInOrder and inOrder", () => {
     expect(started).toEqual([0, 1, 2, 3]);
     expect(settled.sort()).toEqual([0, 1, 2, 3]);
   });
+
+  it("inOrder: the first failure, thrown only once every job already started has ended (none still writing when the caller cleans up)", async () => {
+    const started: number[] = [];
+    const settled: number[] = [];
+    const jobs = [0, 1, 2, 3, 4].map((i) => async () => {
+      started.push(i);
+      await later(null, i === 0 ? 5 : 40);
+      settled.push(i);
+      if (i === 0) throw new Error("job 0 failed");
+      return i;
+    });
+    await expect(inOrder(jobs, 3)).rejects.toThrow("job 0 failed");
+    expect(started).toEqual([0, 1, 2]);
+    expect(settled.sort()).toEqual([0, 1, 2]);
+  });
 });
