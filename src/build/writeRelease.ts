@@ -122,6 +122,7 @@ export async function writeRelease(content: ReleaseContent, log: (line: string) 
 /** The run list of the release, oldest first; an unchanged entry of the previous release is kept as it was. */
 function indexEntries({ reftimes, decision, previous, now }: ReleaseContent): ReleaseIndex["runs"] {
   const indexRuns: ReleaseIndex["runs"] = {};
+  const listModified = previous?.index.artefacts[previous.index.lists.reftimes]?.modified;
   for (const reftime of [...reftimes].reverse()) {
     const build = decision.byReftime.get(reftime)!;
     // A run's Last-Modified is when its current content was first served under this reftime, whenever
@@ -138,7 +139,10 @@ function indexEntries({ reftimes, decision, previous, now }: ReleaseContent): Re
       type: build.type,
       source,
       dir: build.dir,
-      modified: before && before.contentSha256 === build.contentSha256 ? before.modified : laterThan(before?.modified, now),
+      // New content is dated after its own last date and after the reftimes list's: an unpinned answer is dated
+      // the later of its run and that list (answerModified), so with the clock stepped back a run's new date
+      // could fall behind a date clients already hold, and If-Modified-Since would keep the old forecast.
+      modified: before && before.contentSha256 === build.contentSha256 ? before.modified : laterThan(latestOf(before?.modified, listModified), now),
       contentSha256: build.contentSha256,
       json: build.json,
       ...(build.png ? { png: build.png } : {}),
@@ -154,6 +158,12 @@ function indexEntries({ reftimes, decision, previous, now }: ReleaseContent): Re
  * have whole seconds: content changed twice within one second would otherwise keep its date, and a
  * client revalidating with If-Modified-Since alone would keep the old content.
  */
+/** The later of two instants (either may be missing). */
+function latestOf(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return parseInstant(a)! >= parseInstant(b)! ? a : b;
+}
+
 function laterThan(previous: string | undefined, now: string): string {
   const before = previous === undefined ? undefined : parseInstant(previous);
   const at = parseInstant(now)!;

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseHttpDate } from "../../src/server/http.ts";
 import type { RunningServer } from "../../src/server/serve.ts";
-import { buildSite, http, makeSite, serve, untilServing, type Site } from "./serverFixtures.ts";
+import { addRun, buildSite, editRunJson, http, makeSite, serve, untilServing, type Site } from "./serverFixtures.ts";
 
 const UA = { "user-agent": "ashcast-test/1 last-modified" };
 let site: Site;
@@ -57,3 +57,31 @@ describe("after the latest run is withdrawn", () => {
     expect(parseHttpDate(pinned.headers["last-modified"]!)).toBe(Date.parse("2026-11-01T00:00:00Z"));
   });
 });
+
+describe("with the clock stepped back between builds", () => {
+  it("a run added and then corrected an hour 'earlier' still gets a later date than any a client holds: If-Modified-Since gets the correction", async () => {
+    const stepped = await makeSite("ashcast-clock-back-");
+    try {
+      await addRun(stepped, "older", "2024-05-01T12:00:00Z");
+      await buildSite(stepped, "2026-11-01T12:00:00Z");
+      const newer = await addRun(stepped, "newer", "2024-05-02T12:00:00Z");
+      await buildSite(stepped, "2026-11-01T11:00:00Z"); // the clock an hour back
+      const steppedServer = await serve(stepped);
+      try {
+        const held = await http(steppedServer, "/", { headers: UA });
+        await editRunJson(newer, (manifest) => (manifest.description = "Corrected."));
+        const corrected = await buildSite(stepped, "2026-11-01T11:00:00Z");
+        await untilServing(steppedServer, corrected.release);
+        const res = await http(steppedServer, "/", { headers: { ...UA, "if-modified-since": held.headers["last-modified"]! } });
+        expect(res.status).toBe(200);
+        expect(res.headers.etag).not.toBe(held.headers.etag);
+        expect(parseHttpDate(res.headers["last-modified"]!)!).toBeGreaterThan(parseHttpDate(held.headers["last-modified"]!)!);
+      } finally {
+        await steppedServer.close();
+      }
+    } finally {
+      await stepped.cleanup();
+    }
+  });
+});
+
