@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { slugify } from "../../src/build/artefactNames.ts";
 import { build, type BuildResult } from "../../src/build/build.ts";
+import { listRunFolders, scanRuns } from "../../src/build/scanRuns.ts";
 import type { RunReport } from "../../src/contract/buildReport.ts";
 import { PUBLIC_URL, fixedClock, makeWorkspace, writeKmlRun, type Workspace } from "./runFixtures.ts";
 
@@ -61,6 +62,20 @@ describe("entries of runs/ that tools leave", () => {
     const odd = runOf(result, "odd-file");
     expect(odd.status).toBe("invalid");
     expect(odd.issues.find((i) => i.severity === "error")).toMatchObject({ message: "has a name that is not valid UTF-8, so it cannot be read by that name", fix: expect.stringMatching(/^rename it with UTF-8 characters only/) });
+  });
+});
+
+describe("a run folder moved while the build looks at it", () => {
+  it("listed, then gone before it is read: the run waits (the next build sees where it went), nothing stops", async () => {
+    await writeKmlRun(ws.runsDir, "staying", { reftime: "2024-05-02T12:00:00Z" });
+    const moving = await writeKmlRun(ws.runsDir, "moving", { reftime: "2024-05-03T12:00:00Z" });
+    const listed = listRunFolders(ws.runsDir);
+    await rename(moving.dir, path.join(ws.root, "moved-away"));
+    const scanned = await scanRuns(ws.runsDir, listed, {});
+    expect(scanned.map((entry) => [entry.run.folder, entry.run.partial.length > 0, entry.run.files.length > 0])).toEqual([
+      ["moving", true, false],
+      ["staying", false, true],
+    ]);
   });
 });
 
