@@ -11,16 +11,13 @@ import { z } from "zod";
 import { readConfigJson } from "../../auth/configFile.ts";
 import { UserError } from "../../errors.ts";
 import { AddressList } from "./addressList.ts";
-import { AddressEntry, AgentPattern, anyOf } from "./listSchemas.ts";
+import { AddressEntry, AgentPattern, anyOf, matchedAgent } from "./listSchemas.ts";
 
 export const BlockListFile = z.strictObject({
   format: z.literal(1),
   userAgents: z.array(AgentPattern).max(10_000).default([]),
   addresses: z.array(AddressEntry).max(100_000).default([]),
 });
-
-/** Only this much of a User-Agent is matched: patterns stay cheap whatever a client sends. */
-const MATCHED_AGENT_CHARS = 512;
 
 interface Compiled {
   agents: RegExp | undefined;
@@ -101,7 +98,7 @@ export async function openBlockList(options: { file: string; reloadSeconds: numb
     blocks(address, userAgent) {
       if (current.entries === 0) return false;
       if (current.addresses.has(address)) return true;
-      return userAgent !== undefined && current.agents !== undefined && current.agents.test(userAgent.length > MATCHED_AGENT_CHARS ? userAgent.slice(0, MATCHED_AGENT_CHARS) : userAgent);
+      return userAgent !== undefined && current.agents !== undefined && current.agents.test(matchedAgent(userAgent));
     },
     get entries() {
       return current.entries;

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pathBelowBase, type AccessPolicy } from "../../auth/accessRules.ts";
 import { problemJson, writeProblem } from "../problem.ts";
-import { anyOf } from "./listSchemas.ts";
+import { anyOf, matchedAgent } from "./listSchemas.ts";
 import type { BlockList } from "./blockList.ts";
 import type { ClientResolver } from "./clientAddress.ts";
 import { rateOf, type Rate, type ThrottleStore } from "./gcra.ts";
@@ -57,6 +57,7 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
     429,
     `identify your client: send a User-Agent header naming your application and how to reach you, e.g. "User-Agent: myapp/1.2 you@example.org"; the terms of service at ${terms} say why`,
   );
+  const unidentifiedHeaders = { "retry-after": "60", link: `<${terms}>; rel="terms-of-service"`, ...CORS };
   const blockedBody = problemJson(403, "access is refused");
 
   function classify(method: string, url: string): RouteClass {
@@ -79,10 +80,10 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
    * once: a keep-alive connection of an abuser then costs a full request cycle per refusal, and the
    * well-behaved clients wait behind them. Held, the connection sits idle (HTTP/1.1 answers in order).
    */
-  function refuse(res: ServerResponse, req: IncomingMessage, status: number, body: string | ((heldMs: number) => { body: string; headers: Record<string, string> }), headers: Record<string, string>, atMostMs = Infinity): true {
+  function refuse(res: ServerResponse, req: IncomingMessage, status: number, answerAfter: (heldMs: number) => { body: string; headers: Record<string, string> }, atMostMs = Infinity): true {
     const delay = held >= MAX_HELD ? 0 : Math.max(0, Math.min(holdMs, atMostMs));
-    // A throttled answer says how long to wait from when it is written, not from when it was decided.
-    const answer = typeof body === "string" ? { body, headers } : body(delay);
+    // Made knowing the hold: a throttled answer says how long to wait from when it is written, not decided.
+    const answer = answerAfter(delay);
     const write = () => {
       if (!res.destroyed && !res.writableEnded) writeProblem(req, res, status, answer.body, answer.headers);
     };
@@ -119,7 +120,6 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
           headers: { "retry-after": String(seconds), "ratelimit-policy": policyHeaders[routeClass], ratelimit: `"${routeClass}";r=0;t=${seconds}`, ...CORS },
         };
       },
-      {},
       waitMs,
     );
   }
@@ -127,13 +127,13 @@ export function createTrafficGuard(options: GuardOptions): TrafficGuard {
   function trafficGuard(req: IncomingMessage, res: ServerResponse): GuardVerdict {
     const agent = req.headers["user-agent"];
     const address = client.address(req);
-    if (blockList.blocks(address, agent)) return refuse(res, req, 403, blockedBody, {});
+    if (blockList.blocks(address, agent)) return refuse(res, req, 403, () => ({ body: blockedBody, headers: {} }));
     let identity = agent;
-    if (agent === undefined || agent.trim() === "" || (generic !== undefined && generic.test(agent.length > KEY_AGENT_CHARS * 2 ? agent.slice(0, KEY_AGENT_CHARS * 2) : agent))) {
+    if (agent === undefined || agent.trim() === "" || (generic !== undefined && generic.test(matchedAgent(agent)))) {
       // A browser page is identified by its origin (the API family accepts Origin or Referer).
       const page = req.headers.origin || req.headers.referer;
       const origin = page ? ORIGIN.exec(page)?.[0] : undefined;
-      if (!origin) return refuse(res, req, 429, unidentifiedBody, { "retry-after": "60", link: `<${terms}>; rel="terms-of-service"`, ...CORS });
+      if (!origin) return refuse(res, req, 429, () => ({ body: unidentifiedBody, headers: unidentifiedHeaders }));
       identity = origin;
     }
     const routeClass = classify(req.method ?? "GET", req.url ?? "/");

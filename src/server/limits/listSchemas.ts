@@ -62,6 +62,12 @@ export const AddressEntry = z.string().superRefine((entry, context) => {
   if (problem) context.addIssue({ code: "custom", message: problem });
 });
 
+/** How much of a User-Agent its patterns are matched against: enough for any real agent, a bound for a crafted one. */
+export const MATCHED_AGENT_CHARS = 512;
+
+/** The part of a User-Agent its patterns are matched against. */
+export const matchedAgent = (agent: string): string => (agent.length > MATCHED_AGENT_CHARS ? agent.slice(0, MATCHED_AGENT_CHARS) : agent);
+
 /** One case-insensitive expression matching any of the patterns; undefined for none. */
 export function anyOf(patterns: readonly string[]): RegExp | undefined {
   return patterns.length ? new RegExp(patterns.map((source) => `(?:${source})`).join("|"), "i") : undefined;
