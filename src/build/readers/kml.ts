@@ -8,6 +8,7 @@ import type { LatLonBoxModel } from "../../contract/ashModel.ts";
 import { closedRing, type KmlGeometry, type KmlPlacemark, type KmlTime } from "../../geo/forecasterGeoJson.ts";
 import type { GeoPosition } from "../../geo/antimeridian.ts";
 import { ringCrossing } from "../../geo/rings.ts";
+import { wrapLongitude } from "../../model/gridMapping.ts";
 import type { Position } from "../../geo/types.ts";
 import { formatInstant, parseInstant } from "../../time/instant.ts";
 import { parseUntrustedXml, utf8Xml, XmlInputError } from "../../xml/safeXml.ts";
@@ -218,13 +219,13 @@ function warnOfCrossing(ring: readonly GeoPosition[], path: string, scan: Scan):
   const unwrapped: Position[] = [];
   let lon = ring[0]![0]!;
   for (const position of ring) {
-    lon += ((((position[0]! - lon) % 360) + 540) % 360) - 180;
+    lon = wrapLongitude(position[0]!, lon);
     unwrapped.push([lon, position[1]!]);
   }
   if (Math.abs(lon - unwrapped[0]![0]) > 180) return;
   const crossing = ringCrossing(unwrapped);
   if (!crossing) return;
-  const near = crossing.at ? ` near ${decimal(((((crossing.at[0] + 180) % 360) + 360) % 360) - 180)},${decimal(crossing.at[1])}` : "";
+  const near = crossing.at ? ` near ${decimal(wrapLongitude(crossing.at[0], 0))},${decimal(crossing.at[1])}` : "";
   scan.warnings.push({
     field: path,
     message: `a polygon ring that crosses itself${near}: viewers fill such a shape differently, so part of it may show as clear air`,
