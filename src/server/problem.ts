@@ -49,10 +49,12 @@ export function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: B
   socket.destroy();
 }
 
-/** A request target that is not a path (`*`, an authority): a problem, before any router sees it. */
+/**
+ * A request target that is not a path (`*`, an authority): a problem, before any router sees it. An absolute URL
+ * is its path by then (originForm, at the start of every request).
+ */
 export function badTarget(req: IncomingMessage, res: ServerResponse): boolean {
-  const url = req.url ?? "";
-  if (url.startsWith("/") || url.startsWith("http://") || url.startsWith("https://")) return false;
+  if ((req.url ?? "").startsWith("/")) return false;
   writeProblem(req, res, 400, problemJson(400, "the request target must be a path such as /volcanicashforecast/0.1/"));
   return true;
 }
