@@ -210,6 +210,12 @@
     $("map").dataset.stale = text ? kind : "";
   }
 
+  /** No ash, no volcano, no legend and no note: what the map shows when there is nothing it may show. */
+  function clearMap() {
+    drawStep({ areas: [], legend: [], concentrations: false });
+    $("ash-note").textContent = "";
+  }
+
   /** Shows the current band at the current step; the newest request wins when several are in flight. */
   async function show() {
     const choice = state.choices[state.choice];
@@ -251,8 +257,7 @@
       if (ticket !== state.drawn) return;
       stop();
       // Never the last step's ash under this step's time: the map is emptied, greyed and says why.
-      drawStep({ areas: [], legend: [], concentrations: false });
-      $("ash-note").textContent = "";
+      clearMap();
       state.time = undefined;
       queries.refresh();
       const why = /** @type {Error} */ (error).message;
@@ -361,8 +366,7 @@
       state.choices = [];
       state.time = undefined;
       state.drawn++;
-      drawStep({ areas: [], legend: [], concentrations: false });
-      $("ash-note").textContent = "";
+      clearMap();
       bandList.replaceChildren();
       timeLabel.textContent = "–";
       slider.max = "0";
@@ -404,8 +408,7 @@
     if (!state.choices.length) {
       // Nothing of the previous run may stay on the map under this run's banner.
       state.drawn++;
-      drawStep({ areas: [], legend: [], concentrations: false });
-      $("ash-note").textContent = "";
+      clearMap();
       timeLabel.textContent = "–";
       slider.max = "0";
       status.textContent = "This run has no ash areas to draw here (its layers are on other servers).";
