@@ -13,6 +13,7 @@ import path from "node:path";
 import type { Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { interpolateArc } from "../../src/geo/greatCircle.ts";
+import { segmentDistance2 } from "../../src/geo/rings.ts";
 import type { PointAnswer } from "../../src/contract/queries.ts";
 import { http } from "../server/serverFixtures.ts";
 import { launchBrowser, openPage, screenshot, untilDrawn, type Browser } from "./browser.ts";
@@ -99,7 +100,6 @@ describe("a slow or failing network", () => {
       await route.continue();
     });
     const [first] = await openRun(watched.page, SAMPLES.real);
-    await untilDrawn(watched.page, SAMPLES.real, first!.label, first!.steps[0]!.time);
     await watchFrames(watched.page);
     await watched.page.locator("#play").click();
     // Before, each tick of play cancelled the step still loading: nothing after the first step was ever drawn.
@@ -145,8 +145,7 @@ describe("a slow or failing network", () => {
 
   it("a run that cannot be loaded never takes the shown run's place: its banner, name and ash stay, and the reason is said", async () => {
     const watched = await openPage(browser);
-    const [first] = await openRun(watched.page, SAMPLES.exercise);
-    await untilDrawn(watched.page, SAMPLES.exercise, first!.label, first!.steps[0]!.time);
+    await openRun(watched.page, SAMPLES.exercise);
     await watched.page.route(
       (url) => url.pathname.endsWith("/.json") && url.searchParams.get("reftime") === SAMPLES.real,
       (route: Route) => route.fulfill({ status: 500, contentType: "application/problem+json", body: JSON.stringify({ type: "about:blank", title: "Internal Server Error", status: 500, detail: "Internal error: disk read failed" }) }),
@@ -266,8 +265,7 @@ describe("changing the band and the run", () => {
 
   it("a place and a route asked about are asked again of the run chosen next, and say which run they are of", async () => {
     const watched = await openPage(browser);
-    const [first] = await openRun(watched.page, SAMPLES.rehearsal);
-    await untilDrawn(watched.page, SAMPLES.rehearsal, first!.label, first!.steps[0]!.time);
+    await openRun(watched.page, SAMPLES.rehearsal);
     await watched.page.evaluate("ashcastViewer.map.setView([63.5, -18], 6, { animate: false })");
     const centre = await watched.page.evaluate<{ x: number; y: number }>("ashcastViewer.pagePoint(-18, 63.5)");
     await watched.page.mouse.click(centre.x, centre.y);
@@ -296,8 +294,7 @@ describe("changing the band and the run", () => {
 describe("a route on the map", () => {
   it("is drawn along the great circles the service follows, not straight lines of the map", async () => {
     const watched = await openPage(browser);
-    const [first] = await openRun(watched.page, SAMPLES.rehearsal);
-    await untilDrawn(watched.page, SAMPLES.rehearsal, first!.label, first!.steps[0]!.time);
+    await openRun(watched.page, SAMPLES.rehearsal);
     const from: [number, number] = [-22.6, 63.98];
     const to: [number, number] = [19, 60];
     const file = path.join(dir, "keflavik-stockholm.geojson");
@@ -314,14 +311,8 @@ describe("a route on the map", () => {
     // Degrees from a place to the drawn line (its segments, in a plane where a degree of longitude is cos(lat) long).
     const nearest = (p: readonly number[]) => {
       const k = Math.cos((p[1]! * Math.PI) / 180);
-      let best = Infinity;
-      for (let i = 1; i < drawn.length; i++) {
-        const [ax, ay] = [(drawn[i - 1]![0] - p[0]!) * k, drawn[i - 1]![1] - p[1]!];
-        const [bx, by] = [(drawn[i]![0] - p[0]!) * k, drawn[i]![1] - p[1]!];
-        const t = Math.max(0, Math.min(1, -(ax * (bx - ax) + ay * (by - ay)) / ((bx - ax) ** 2 + (by - ay) ** 2 || 1)));
-        best = Math.min(best, Math.hypot(ax + t * (bx - ax), ay + t * (by - ay)));
-      }
-      return best;
+      const plane = ([lon, lat]: readonly number[]): [number, number] => [lon! * k, lat!];
+      return Math.sqrt(Math.min(...drawn.slice(1).map((b, i) => segmentDistance2(plane(p), plane(drawn[i]!), plane(b)))));
     };
     // On the great circle at every tenth of the way (within a hundredth of a degree); its middle is ~1.3° north of the map's straight line.
     for (let f = 0.1; f < 1; f += 0.1) expect(nearest(interpolateArc(from, to, f))).toBeLessThan(0.01);
@@ -333,8 +324,7 @@ describe("a route on the map", () => {
 describe("the keyboard", () => {
   it("Enter on the map asks for the values at its centre", async () => {
     const watched = await openPage(browser);
-    const [first] = await openRun(watched.page, SAMPLES.exercise);
-    await untilDrawn(watched.page, SAMPLES.exercise, first!.label, first!.steps[0]!.time);
+    await openRun(watched.page, SAMPLES.exercise);
     await watched.page.locator("#map").focus();
     await watched.page.keyboard.press("Enter");
     await watched.page.waitForFunction(`(document.body.dataset.point || "").startsWith(${JSON.stringify(`${SAMPLES.exercise}|`)})`, undefined, { timeout: 20_000 });
