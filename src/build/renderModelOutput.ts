@@ -4,12 +4,13 @@
  * viewers, listed by `<reftime>/images.json`.
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import type { ThresholdBand } from "../geo/types.ts";
 import { unwrappedBox } from "../geo/lonLatBox.ts";
 import { wrapLongitude } from "../model/gridMapping.ts";
 import { ashAreasKml } from "../geo/ashKml.ts";
 import { inOrder } from "../flow/inOrder.ts";
 import { normaliseLon } from "../render/basemap.ts";
-import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
+import { bandImagePalette, renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { compactInstant } from "../time/instant.ts";
 import { CONTENT_TYPES, jsonBody, type ArtefactDraft } from "./artefacts.ts";
@@ -55,18 +56,34 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
       body: bufferOf(await runStepTask("runMap", runMap, `${reftime}/model.png`, () => renderRunMap(runMap))),
     }),
   ];
+  const bandImageInput = (layer: AssembledRun["modelLayers"][number], step: AssembledRun["modelLayers"][number]["analysis"]["steps"][number]): BandImageInput => ({
+    ...common,
+    time: step.time,
+    quantity: layer.analysis.meaning.label,
+    band: { label: layer.analysis.band.label, areas: step.areas, missingShare: step.missingShare },
+  });
+  // One palette for the run's band images, from each band's step with the longest outlines (the most edge colours).
+  const samples = run.modelLayers.flatMap((layer) => {
+    const step = mostOutlined(layer.analysis.steps);
+    return step ? [bandImageInput(layer, step)] : [];
+  });
+  const palette = samples.length > 0 ? runStepTask("bandPalette", samples, `${reftime} band image palette`, async () => bandImagePalette(samples)) : undefined;
+  // Awaited by every image job; marked handled here so that a failure before the first of them is not an unhandled rejection.
+  palette?.catch(() => undefined);
   for (const layer of run.modelLayers) {
     const images: Array<{ time: string; url: string }> = [];
     for (const step of layer.analysis.steps) {
       const name = imageResourceName(reftime, layer.slug, step.time);
-      const input: BandImageInput = { ...common, time: step.time, quantity: layer.analysis.meaning.label, band: { label: layer.analysis.band.label, areas: step.areas, missingShare: step.missingShare } };
-      jobs.push(async () => ({
-        key: resourceKey(name),
-        file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
-        contentType: CONTENT_TYPES.png,
-        body: bufferOf(await runStepTask("bandImage", input, name, () => renderBandImage(input))),
-        resourceName: name,
-      }));
+      jobs.push(async () => {
+        const input: BandImageInput = { ...bandImageInput(layer, step), palette: await palette };
+        return {
+          key: resourceKey(name),
+          file: `images/${layer.slug}/${compactInstant(step.time)}.png`,
+          contentType: CONTENT_TYPES.png,
+          body: bufferOf(await runStepTask("bandImage", input, name, () => renderBandImage(input))),
+          resourceName: name,
+        };
+      });
       images.push({ time: step.time, url: resourceUrl(name) });
     }
     index.push({ band: layer.analysis.band.label, images });
@@ -75,6 +92,21 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
   const indexName = imagesIndexName(reftime);
   drafts.push({ key: resourceKey(indexName), file: "images.json", contentType: CONTENT_TYPES.json, body: jsonBody({ reftime, bands: index }), resourceName: indexName });
   return drafts;
+}
+
+/** The step whose ash areas have the most positions (the first of equals), or undefined when there are no steps. */
+function mostOutlined<T extends { areas: ThresholdBand[] }>(steps: readonly T[]): T | undefined {
+  let best: T | undefined;
+  let most = -1;
+  for (const step of steps) {
+    let positions = 0;
+    for (const band of step.areas) for (const polygon of band.polygons) positions += polygon.outer.length + polygon.holes.reduce((sum, hole) => sum + hole.length, 0);
+    if (positions > most) {
+      most = positions;
+      best = step;
+    }
+  }
+  return best;
 }
 
 /**

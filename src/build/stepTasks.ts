@@ -7,7 +7,7 @@ import type { Transferable } from "node:worker_threads";
 import type { TaskResult } from "../flow/workerPool.ts";
 import { openModelOutput } from "../model/openModelOutput.ts";
 import type { ModelOutput } from "../model/types.ts";
-import { renderBandImage, type BandImageInput } from "../render/bandImage.ts";
+import { bandImagePalette, renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
 import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
@@ -50,6 +50,10 @@ export const STEP_TASKS = {
   },
   encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
     return { output: encodeBlocks(input) };
+  },
+  bandPalette(samples: BandImageInput[]): TaskResult<Uint32Array> {
+    const palette = bandImagePalette(samples);
+    return { output: palette, transfer: [palette.buffer as ArrayBuffer] };
   },
   async bandImage(input: BandImageInput): Promise<TaskResult<Uint8Array>> {
     return png(await renderBandImage(input));

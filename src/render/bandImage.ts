@@ -11,7 +11,8 @@ import { getBaseMap } from "./basemap.ts";
 import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant } from "./style.ts";
-import { encodePng } from "./png.ts";
+import { encodeIndexedPng, encodePng } from "./png.ts";
+import { PaletteIndexer, sharedPalette } from "./palette.ts";
 
 export interface BandImageInput {
   type: RunType;
@@ -29,6 +30,8 @@ export interface BandImageInput {
   width?: number | undefined;
   /** Image height in pixels (default: from the box's shape). */
   height?: number | undefined;
+  /** The palette of the run's band images (bandImagePalette); without one the image gets its own. */
+  palette?: Uint32Array | undefined;
 }
 
 export interface BandImageLayout {
@@ -60,9 +63,42 @@ let canvasForEncoding: Canvas | undefined;
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const drawn = drawBandImage(input, canvasForEncoding);
   canvasForEncoding = drawn.ctx.canvas;
-  // encodePng reads the pixels before it awaits anything: the next image may draw on the canvas then.
+  // The pixels are read before anything is awaited: the next image may draw on the canvas then.
   // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
-  return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+  if (!input.palette) return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+  const { data } = drawn.ctx.getImageData(0, 0, drawn.width, drawn.height);
+  return encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: input.palette, indices: indexerFor(input.palette).index(data), exact: false });
+}
+
+/**
+ * One palette for all the band images of a run, from the images of `samples` (a few steps of it): the same
+ * frame, base map and ash classes are in every one, so a palette chosen once serves all, and each image only
+ * looks its colours up (src/render/palette.ts, sharedPalette). The class colours are in it whether the samples
+ * drew them or not.
+ */
+export function bandImagePalette(samples: readonly BandImageInput[]): Uint32Array {
+  if (samples.length === 0) throw new RangeError("Internal error: bandImagePalette needs at least one sample image");
+  const pixels: Uint8ClampedArray[] = [];
+  const keep = new Set<number>();
+  for (const sample of samples) {
+    const drawn = drawBandImage(sample, canvasForEncoding);
+    canvasForEncoding = drawn.ctx.canvas;
+    pixels.push(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+    for (const colour of drawn.keep) keep.add(colour);
+  }
+  return sharedPalette(pixels, { keep });
+}
+
+/** The indexers of the last few palettes this thread used: a worker draws the images of one run after another. */
+const indexers: PaletteIndexer[] = [];
+
+function indexerFor(palette: Uint32Array): PaletteIndexer {
+  const known = indexers.find((indexer) => indexer.palette.length === palette.length && indexer.palette.every((colour, i) => colour === palette[i]));
+  if (known) return known;
+  const indexer = new PaletteIndexer(palette);
+  indexers.unshift(indexer);
+  indexers.length = Math.min(indexers.length, 4);
+  return indexer;
 }
 
 /** Draws one band at one time step (renderBandImage encodes it), on a new canvas or on `reuse` (startImage). */

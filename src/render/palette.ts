@@ -180,38 +180,53 @@ export function quantise(rgba: Uint8Array | Uint8ClampedArray, width: number, he
   return { width, height, colours: palette, indices, exact: palette === colours };
 }
 
-/**
- * For each colour, the index of the nearest palette entry (squared RGBA distance; of equals, the lowest index).
- * Entries are searched outwards from the colour's green in green order, stopping where green alone is farther.
- */
+/** For each colour, the index of the nearest palette entry (see NearestEntry). */
 function nearestEntries(colours: Uint32Array, palette: Uint32Array): Uint8Array {
-  const n = palette.length;
-  // Entries in green order, of equals the lowest index first: sorted as numbers green × n + index (plain
-  // loops and no comparator here: V8 compiled this function's closures again on every call).
-  const byGreen = new Int32Array(n);
-  for (let j = 0; j < n; j++) byGreen[j] = ((palette[j]! >>> 8) & 255) * n + j;
-  byGreen.sort();
-  const rows = new Int32Array(n * 5);
-  for (let k = 0; k < n; k++) {
-    const j = byGreen[k]! % n;
-    const c = palette[j]!;
-    const row = k * 5;
-    rows[row] = c & 255;
-    rows[row + 1] = (c >>> 8) & 255;
-    rows[row + 2] = (c >>> 16) & 255;
-    rows[row + 3] = c >>> 24;
-    rows[row + 4] = j;
-  }
-  const exact = new Map<number, number>();
-  for (let i = 0; i < n; i++) if (!exact.has(palette[i]!)) exact.set(palette[i]!, i);
+  const nearest = new NearestEntry(palette);
   const out = new Uint8Array(colours.length);
-  for (let i = 0; i < colours.length; i++) {
-    const c = colours[i]!;
-    const hit = exact.get(c);
-    if (hit !== undefined) {
-      out[i] = hit;
-      continue;
+  for (let i = 0; i < colours.length; i++) out[i] = nearest.of(colours[i]!);
+  return out;
+}
+
+/**
+ * The nearest entry of a palette to a colour: squared RGBA distance, of equals the lowest index; a colour in
+ * the palette is its own entry. Entries are searched outwards from the colour's green in green order, stopping
+ * where green alone is farther.
+ */
+class NearestEntry {
+  readonly #n: number;
+  /** Per entry in green order: r, g, b, a, index. */
+  readonly #rows: Int32Array;
+  readonly #exact = new Map<number, number>();
+
+  constructor(palette: Uint32Array) {
+    const n = palette.length;
+    this.#n = n;
+    // Entries in green order, of equals the lowest index first: sorted as numbers green × n + index (plain
+    // loops and no comparator here: V8 compiled this function's closures again on every call).
+    const byGreen = new Int32Array(n);
+    for (let j = 0; j < n; j++) byGreen[j] = ((palette[j]! >>> 8) & 255) * n + j;
+    byGreen.sort();
+    const rows = new Int32Array(n * 5);
+    for (let k = 0; k < n; k++) {
+      const j = byGreen[k]! % n;
+      const c = palette[j]!;
+      const row = k * 5;
+      rows[row] = c & 255;
+      rows[row + 1] = (c >>> 8) & 255;
+      rows[row + 2] = (c >>> 16) & 255;
+      rows[row + 3] = c >>> 24;
+      rows[row + 4] = j;
     }
+    this.#rows = rows;
+    for (let i = 0; i < n; i++) if (!this.#exact.has(palette[i]!)) this.#exact.set(palette[i]!, i);
+  }
+
+  of(c: number): number {
+    const hit = this.#exact.get(c);
+    if (hit !== undefined) return hit;
+    const n = this.#n;
+    const rows = this.#rows;
     const r = c & 255;
     const g = (c >>> 8) & 255;
     const b = (c >>> 16) & 255;
@@ -249,9 +264,95 @@ function nearestEntries(colours: Uint32Array, palette: Uint32Array): Uint8Array 
         else down--;
       }
     }
-    out[i] = best;
+    return best;
   }
-  return out;
+}
+
+/**
+ * One palette for many images of the same frame and base map (a run's band images): chosen from the pixels
+ * of `samples` as quantise chooses an image's, every `keep` colour in it whether a sample has it or not, so
+ * an image the samples left out still has its class colours exact. Images then index against it
+ * (PaletteIndexer) without choosing a palette each: a third of quantise's work, and the same colour is the
+ * same entry in every image of the run.
+ */
+export function sharedPalette(samples: ReadonlyArray<Uint8Array | Uint8ClampedArray>, options: QuantiseOptions = {}): Uint32Array {
+  const keep = Uint32Array.from(options.keep ?? [], (colour) => colour >>> 0);
+  let length = keep.length;
+  for (const sample of samples) {
+    if (sample.length % 4 !== 0) throw new RangeError(`Internal error: sharedPalette got ${sample.length} bytes, not whole RGBA pixels`);
+    length += sample.length >>> 2;
+  }
+  const pixels = new Uint32Array(length);
+  let at = 0;
+  for (const sample of samples) {
+    pixels.set(packedPixels(sample), at);
+    at += sample.length >>> 2;
+  }
+  // The kept colours as pixels of their own: in the table even when no sample drew them.
+  pixels.set(keep, at);
+  return quantise(new Uint8Array(pixels.buffer), pixels.length, 1, options).colours;
+}
+
+/** Indexes images against one palette, remembering the entry of every colour it has seen (one hash look-up per run of a colour). */
+export class PaletteIndexer {
+  readonly palette: Uint32Array;
+  readonly #nearest: NearestEntry;
+  #colours = new Uint32Array(1024);
+  #entries = new Uint8Array(1024);
+  #slots = new Int32Array(4096).fill(-1);
+  #size = 0;
+
+  constructor(palette: Uint32Array) {
+    if (palette.length < 1 || palette.length > 256) throw new RangeError(`Internal error: a palette of ${palette.length} colours`);
+    this.palette = palette;
+    this.#nearest = new NearestEntry(palette);
+  }
+
+  /** The entry of each pixel of RGBA bytes: the nearest palette colour, as quantise draws a colour it left out. */
+  index(rgba: Uint8Array | Uint8ClampedArray): Uint8Array {
+    const pixels = packedPixels(rgba);
+    const indices = new Uint8Array(pixels.length);
+    for (let i = 0; i < pixels.length; ) {
+      const colour = pixels[i]!;
+      const entry = this.#entryOf(colour);
+      indices[i++] = entry;
+      while (i < pixels.length && pixels[i] === colour) indices[i++] = entry;
+    }
+    return indices;
+  }
+
+  #entryOf(colour: number): number {
+    const mask = this.#slots.length - 1;
+    for (let s = firstSlot(colour, mask); ; s = (s + 1) & mask) {
+      const id = this.#slots[s]!;
+      if (id < 0) break;
+      if (this.#colours[id] === colour) return this.#entries[id]!;
+    }
+    const entry = this.#nearest.of(colour);
+    const id = this.#size++;
+    if (id === this.#colours.length) {
+      const colours = new Uint32Array(id * 2);
+      colours.set(this.#colours);
+      this.#colours = colours;
+      const entries = new Uint8Array(id * 2);
+      entries.set(this.#entries);
+      this.#entries = entries;
+    }
+    this.#colours[id] = colour;
+    this.#entries[id] = entry;
+    if (this.#size * 2 > this.#slots.length) {
+      this.#slots = new Int32Array(this.#slots.length * 2).fill(-1);
+      for (let k = 0; k < this.#size; k++) this.#place(k);
+    } else this.#place(id);
+    return entry;
+  }
+
+  #place(id: number): void {
+    const mask = this.#slots.length - 1;
+    let s = firstSlot(this.#colours[id]!, mask);
+    while (this.#slots[s]! >= 0) s = (s + 1) & mask;
+    this.#slots[s] = id;
+  }
 }
 
 /** The row of `rows` (4 numbers each, `n` of them) nearest to colour `i` of the RGBA bytes `channels`. */

@@ -1,7 +1,8 @@
 /**
  * PNG encoding of a drawn canvas. The maps are a pale base map and a few flat colours, so they are written
  * as indexed-colour PNG: the pixels reduced to a palette of at most 256 colours (src/render/palette.ts: the
- * ash classes and every frequent colour exact, anti-aliased edges to their nearest entry), one byte per
+ * ash classes and every frequent colour exact, anti-aliased edges to their nearest entry; a run's band images
+ * share one, src/render/bandImage.ts), one byte per
  * pixel, rows unfiltered (filter "none" compresses palette images best here), deflated at zlib level 6 on
  * the thread pool. A third of the bytes of the RGBA PNG it replaced, for a few milliseconds of quantising
  * (docs/benchmarks.md, "Publishing a full-size model run"; docs/decisions.md). Same pixels, same bytes.

@@ -48,6 +48,16 @@ async function artefacts(dir: string): Promise<Map<string, Buffer>> {
   return out;
 }
 
+/** The PLTE chunk's data of a PNG. */
+function plte(png: Buffer): Buffer {
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
+    at += 12 + length;
+  }
+  throw new Error("no PLTE chunk");
+}
+
 async function buildWith(workers: string): Promise<Map<string, Buffer>> {
   process.env["ASHCAST_WORKERS"] = workers;
   const dist = await mkdtemp(path.join(tmpdir(), `ashcast-parallel-${workers}-`));
@@ -64,6 +74,9 @@ describe("a build in worker threads", () => {
     const pngs = [...sequential.keys()].filter((name) => name.endsWith(".png"));
     expect(pngs.length, "band images of the generated run and the samples").toBeGreaterThan(3 * 14);
     expect([...sequential.keys()].some((name) => name.endsWith(".ashgrid")), "a point grid").toBe(true);
+    // A run's band images share one palette (src/render/bandImage.ts, bandImagePalette), chosen whatever thread draws them.
+    const palettes = new Set(pngs.filter((name) => name.includes("20260601T000000Z") && name.includes("/images/")).map((name) => plte(sequential.get(name)!).toString("hex")));
+    expect(palettes.size).toBe(1);
     const parallel = await buildWith("2");
     expect([...parallel.keys()].sort()).toEqual([...sequential.keys()].sort());
     for (const [name, bytes] of sequential) expect(parallel.get(name)!.equals(bytes), `${name} with 2 workers`).toBe(true);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
-import { bandImageLayout, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
+import { bandImageLayout, bandImagePalette, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
 import { noAshNoteLines } from "../../src/render/draw.ts";
 import { packedPixels } from "../../src/render/palette.ts";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
@@ -73,6 +73,36 @@ describe("renderBandImage", () => {
     expect(kept).toBeGreaterThan(before.length / 2);
     expect(ash, "pixels of ash classes (over the base map, in the legend) and their outlines").toBeGreaterThan(2000);
     expect(changed / before.length).toBeLessThan(0.15);
+  });
+
+  it("with the run's palette, keeps every class colour exact though the samples it came from had no ash, and maps the edges they lacked to near colours", async () => {
+    const palette = bandImagePalette([input("Exercise", [])]);
+    const i = input("Exercise", samplePlumeBands(18)[0]!.areas);
+    const drawn = drawBandImage(i);
+    const before = packedPixels(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+    const png = await renderBandImage({ ...i, palette });
+    expect(png[25], "IHDR colour type").toBe(3);
+    const after = await readPixels(png);
+    const keep = new Set(drawn.keep);
+    let ash = 0;
+    let error = 0;
+    for (let p = 0; p < before.length; p++) {
+      const c = before[p]!;
+      const written = after.at(p % drawn.width, Math.floor(p / drawn.width));
+      const same = c === ((written[0] | (written[1] << 8) | (written[2] << 16) | (written[3] << 24)) >>> 0);
+      if (keep.has(c)) {
+        if (!same) expect.fail(`pixel ${p % drawn.width},${Math.floor(p / drawn.width)}: ${c.toString(16)} drawn, ${written} written`);
+        ash++;
+      }
+      for (let k = 0; k < 4; k++) error += Math.abs(((c >>> (8 * k)) & 255) - written[k]!);
+    }
+    expect(ash).toBeGreaterThan(before.length / 2);
+    // Edges the samples did not have go to their nearest entry: on average well under one level of 255 per channel.
+    expect(error / (before.length * 4)).toBeLessThan(1);
+    // The same palette in the PNG whatever the image: PLTE is the palette given.
+    const other = await renderBandImage({ ...input("Exercise", samplePlumeBands(6)[0]!.areas), palette });
+    expect(plte(other)).toEqual(plte(png));
+    expect(plte(png)).toHaveLength(palette.length * 3);
   });
 
   it("reuses one base map for every step of a run", async () => {
@@ -162,4 +192,14 @@ function countDiffering(differs: (x: number, y: number) => boolean, rect: { x: n
   let n = 0;
   for (let y = rect.y; y < rect.y + rect.h; y++) for (let x = rect.x; x < rect.x + rect.w; x++) if (differs(x, y)) n++;
   return n;
+}
+
+/** The PLTE chunk's data of a PNG. */
+function plte(png: Buffer): Buffer {
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
+    at += 12 + length;
+  }
+  throw new Error("no PLTE chunk");
 }

@@ -1,6 +1,6 @@
 /** The quantiser of src/render/palette.ts: exact where it must be, nearest elsewhere, deterministic. */
 import { describe, expect, it } from "vitest";
-import { colourHistogram, packHex, packedPixels, quantise, type IndexedImage } from "../../src/render/palette.ts";
+import { colourHistogram, packHex, packedPixels, PaletteIndexer, quantise, sharedPalette, type IndexedImage } from "../../src/render/palette.ts";
 
 /** RGBA bytes of packed colours. */
 const rgbaOf = (colours: number[]): Uint8Array => new Uint8Array(Uint32Array.from(colours).buffer);
@@ -75,5 +75,36 @@ describe("quantise", () => {
 
   it("refuses a buffer of the wrong size", () => {
     expect(() => quantise(new Uint8Array(40), 3, 3)).toThrow(/Internal error: quantise got 40 bytes for 3 × 3 pixels/);
+  });
+});
+
+describe("sharedPalette and PaletteIndexer", () => {
+  const flat = ["#e6eef4", "#f6f2e7", "#5c6b7a"].map(packHex);
+
+  it("holds every colour asked for, drawn by a sample or not, and no more entries than asked", () => {
+    const absent = [packHex("#d1232a"), packHex("#6a3d9a")];
+    const palette = sharedPalette([rgbaOf(speckled(120, 80, flat)), rgbaOf(speckled(60, 40, flat.slice(1)))], { maxColours: 32, keep: absent });
+    expect(palette.length).toBeLessThanOrEqual(32);
+    for (const colour of [...absent, ...flat]) expect(palette, colour.toString(16)).toContain(colour);
+  });
+
+  it("is every colour of its samples when they have no more than it holds", () => {
+    const pixels = [flat[0]!, flat[1]!, flat[0]!, flat[2]!];
+    expect([...sharedPalette([rgbaOf(pixels)], { keep: [packHex("#000000")] })].sort()).toEqual([...flat, packHex("#000000")].sort());
+  });
+
+  it("indexes every pixel to its nearest entry (the lowest of equals), a palette colour to itself, the same from a fresh indexer", () => {
+    const palette = sharedPalette([rgbaOf(speckled(100, 60, flat))], { maxColours: 40 });
+    const image = speckled(90, 70, [...flat, packHex("#123456")]);
+    const indexer = new PaletteIndexer(palette);
+    const indices = indexer.index(rgbaOf(image));
+    image.forEach((colour, p) => {
+      let best = 0;
+      for (let j = 1; j < palette.length; j++) if (distance(colour, palette[j]!) < distance(colour, palette[best]!)) best = j;
+      if (indices[p] !== best) expect.fail(`pixel ${p} (${colour.toString(16)}): entry ${indices[p]}, nearest ${best}`);
+    });
+    for (const colour of flat) expect(palette[indexer.index(rgbaOf([colour]))[0]!]).toBe(colour);
+    expect(new PaletteIndexer(palette).index(rgbaOf(image))).toEqual(indices);
+    expect(indexer.index(rgbaOf(image)), "again, from what it remembered").toEqual(indices);
   });
 });
