@@ -10,7 +10,7 @@
  * by depth (even depth: outer ring, odd: hole). Work is restricted to the bounding box of the cells at
  * or above the lowest threshold; rings are simplified outward only (a dropped position never lies
  * outside the simplified ring, so no area at or above a threshold shrinks), far below the grid
- * resolution, in grid-index space, then mapped to lon/lat.
+ * resolution, in grid-index space, then mapped to lon/lat with no edge longer than a cell.
  *
  * Conventions: grid coordinates put the centre of column i at x = i and of row j at y = j
  * (values[y * nx + x]). NaN is missing: a level set stops at the last valid cell centre. At the grid's
@@ -117,10 +117,29 @@ function shifted(ring: readonly Position[], dx: number, dy: number): Position[] 
   return out;
 }
 
-/** A ring of grid positions as longitude/latitude. */
+/**
+ * The longest edge of a published ring, in grid cells. Simplification leaves one edge for a straight run
+ * (along a row of equal values, the side of a block of missing cells), and such an edge can span tens of
+ * degrees; a client that draws edges as great circles (d3-geo, Google Earth) bows it up to a degree off the
+ * grid's line, into the ash on one side. Cut into edges of at most 1.5 cells it stays within a small fraction
+ * of a cell; marching squares' own edges (at most √2 cells) are left whole, so other rings gain no positions.
+ */
+export const MAX_EDGE_CELLS = 1.5;
+
+/** A ring of grid positions as longitude/latitude, with positions added on edges longer than MAX_EDGE_CELLS. */
 function onEarth(ring: readonly Position[], toLonLat: GridToLonLat): Position[] {
   const out: Position[] = [];
-  for (const p of ring) out.push(toLonLat(p[0], p[1]));
+  for (let i = 0; i < ring.length; i++) {
+    const p = ring[i]!;
+    const q = ring[i - 1];
+    if (q) {
+      const dx = p[0] - q[0];
+      const dy = p[1] - q[1];
+      const pieces = Math.ceil(Math.hypot(dx, dy) / MAX_EDGE_CELLS);
+      for (let k = 1; k < pieces; k++) out.push(toLonLat(q[0] + (dx * k) / pieces, q[1] + (dy * k) / pieces));
+    }
+    out.push(toLonLat(p[0], p[1]));
+  }
   return out;
 }
 

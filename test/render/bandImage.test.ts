@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { contourBands } from "../../src/geo/contourBands.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
 import { bandImageLayout, bandImagePalette, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
@@ -128,6 +129,27 @@ describe("renderBandImage", () => {
     for (const [lon, lat] of [[-28, 69], [6, 57], [-22, 56]] as const) {
       const [x, y] = imagePoint(projection, panel, lon, lat);
       expect(filled.at(x, y)).toEqual(base.at(x, y));
+    }
+  });
+
+  it("draws a long straight side of an area where the field has it, not bowed into the ash along a great circle", async () => {
+    // A 30° × 3° block of 5 mg/m³ on a 0.1° grid: simplified, each side is one straight run along a parallel.
+    const nx = 400;
+    const field = new Float32Array(nx * 100);
+    for (let y = 30; y < 60; y++) for (let x = 50; x < 350; x++) field[y * nx + x] = 5;
+    const areas = contourBands(field, nx, 100, THRESHOLDS, (x, y) => [-30 + x * 0.1, 45 + y * 0.1]);
+    const box = { north: 58, south: 42, east: 15, west: -35 };
+    const i = input("Real Eruption", areas, { box });
+    const pixels = await readPixels(await renderBandImage(i));
+    const { panel } = bandImageLayout(i);
+    const { projection, canvas } = getBaseMap(box, panel.w, panel.h);
+    const base = await basePixels(canvas, panel);
+    // Just inside the south side (at 47.98°N) and the north side (50.92°N), along the whole block.
+    for (const lat of [48.1, 48.4, 50.5, 50.8]) {
+      for (const lon of [-24, -15, -5, 3]) {
+        const [x, y] = imagePoint(projection, panel, lon, lat);
+        if (!closeTo(pixels.at(x, y), over(base.at(x, y), ASH_HIGH, ASH_FILL_ALPHA))) expect.fail(`(${lon}, ${lat}): ${pixels.at(x, y)}, not the high class over the base map`);
+      }
     }
   });
 
