@@ -20,7 +20,7 @@ import { checkRunsDirectory } from "./runsDirectory.ts";
 import { entryJson } from "../formats/memoJson.ts";
 import { formatInstant } from "../time/instant.ts";
 import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
-import { MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
+import { eventTime, MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
 import { decidePublished, reportRun, type PublishDecision } from "./publishDecision.ts";
 import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
 import { foldersAfterChanges, listRunFolders, scanRuns, type RunFolder } from "./scanRuns.ts";
@@ -114,7 +114,7 @@ async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; ta
     if (state.lastGood !== served) runs[folder] = { ...state, lastGood: served };
   }
 
-  const events = await changelogEvents(distDir, last.state, decision, now);
+  const events = await changelogEvents(distDir, last.state, decision, eventTime(now, last.state.events[0]?.time));
   for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
   const history = [...events, ...last.state.events].slice(0, MAX_CHANGELOG_EVENTS);
 

@@ -5,6 +5,8 @@
  */
 import { Feed } from "feed";
 import type { AshModel } from "../contract/ashModel.ts";
+import { withoutNonXmlCharacters } from "../formats/xmlCharacters.ts";
+import { formatInstant, parseInstant } from "../time/instant.ts";
 
 export type ChangeKind = "published" | "updated" | "withdrawn";
 
@@ -60,8 +62,9 @@ export function publishedEvent(model: AshModel, time: string): ChangelogEvent {
 /** `changedResources`: names of the run's resources (KML per layer and time) whose content changed. */
 export function updatedEvent(before: AshModel, after: AshModel, changedResources: readonly string[], time: string): ChangelogEvent {
   const changes = describeChanges(before, after);
-  const layerFiles = [...new Set(changedResources.map((name) => name.split("/")[1]?.replace(/\.kml$/, "")).filter(Boolean))];
-  if (layerFiles.length) changes.push(`ash areas changed in ${layerFiles.join(", ")}`);
+  // A layer's KML and its GeoJSON twin are one layer; what changed in them may be areas, names or times.
+  const layerFiles = [...new Set(changedResources.map((name) => name.split("/")[1]?.replace(/\.(?:kml|geojson)$/, "")).filter(Boolean))];
+  if (layerFiles.length) changes.push(`ash area resources changed in ${layerFiles.join(", ")}`);
   return {
     kind: "updated",
     reftime: after.meta.reftime,
@@ -73,6 +76,17 @@ export function updatedEvent(before: AshModel, after: AshModel, changedResources
 
 export function withdrawnEvent(reftime: string, type: string, time: string): ChangelogEvent {
   return { kind: "withdrawn", reftime, type, time, detail: "The run was withdrawn and is no longer offered." };
+}
+
+/**
+ * The time of this build's events: the build's own, or a second after the newest event when that is not
+ * earlier (a clock stepped back, or two publishes in one second). Events stay newest first by date, and
+ * `kind/reftime/time`, each item's guid, never names two items: a reader that has seen one never skips the other.
+ */
+export function eventTime(now: string, newest: string | undefined): string {
+  const at = parseInstant(now)!;
+  const last = newest === undefined ? undefined : parseInstant(newest);
+  return last !== undefined && last >= at ? formatInstant(last + 1000) : now;
 }
 
 export interface FeedOptions {
@@ -103,12 +117,16 @@ export function renderChangelog(events: readonly ChangelogEvent[], options: Feed
       guid: `${event.kind}/${event.reftime}/${event.time}`,
       link,
       date: new Date(event.time),
-      description: event.detail,
+      // Readers show a description as HTML: the text is escaped, so `<FL350>` is read as written and markup in a
+      // run's description is never rendered; characters XML does not allow (from an older state) are dropped.
+      description: escapeHtml(withoutNonXmlCharacters(event.detail)),
       category: [{ name: event.type }],
     });
   }
   return feed.rss2();
 }
+
+const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function sentence(text: string): string {
   const trimmed = text.trim();

@@ -6,6 +6,7 @@
  */
 import { TextDecoder } from "node:util";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { characterNotInXml, codePointName, isXmlCodePoint } from "../formats/xmlCharacters.ts";
 
 export class XmlInputError extends Error {
   override name = "XmlInputError";
@@ -34,6 +35,9 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
   if (ENTITY.test(text)) {
     throw new XmlInputError("the document declares an ENTITY, which is refused (entity expansion is a known attack)");
   }
+  // fast-xml-parser lets these through, and every KML and feed that would carry them is then not well-formed.
+  const character = characterProblem(text);
+  if (character) throw new XmlInputError(`not well-formed XML: ${character}`);
   const valid = XMLValidator.validate(text, { allowBooleanAttributes: true });
   if (valid !== true) throw new XmlInputError(`not well-formed XML: ${wellFormedness(valid.err, text)}`);
   const arrays = options.arrays;
@@ -59,6 +63,27 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
     // The validator lets through some documents the parser refuses (a declaration whose quotes do not match).
     throw new XmlInputError(`not well-formed XML: ${(error as Error).message.replace(/\.$/, "")}`, { cause: error });
   }
+}
+
+/** Where the document has a character XML 1.0 does not allow, raw or as a character reference, and the fix. */
+function characterProblem(text: string): string | undefined {
+  const raw = characterNotInXml(text);
+  if (raw) return `${lineAndColumn(text, raw.index)}: character ${raw.name} is not allowed in XML (often pasted from another program): delete it`;
+  for (const match of text.matchAll(/&#(?:x([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g)) {
+    const code = match[1] !== undefined ? Number.parseInt(match[1], 16) : Number(match[2]);
+    if (!isXmlCodePoint(code)) return `${lineAndColumn(text, match.index)}: ${match[0]} stands for ${code <= 0x10ffff ? codePointName(code) : "no character"}, which XML does not allow: delete it`;
+  }
+  return undefined;
+}
+
+function lineAndColumn(text: string, index: number): string {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf("\n"); i >= 0 && i < index; i = text.indexOf("\n", i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return `line ${line}, column ${index - start + 1}`;
 }
 
 /**

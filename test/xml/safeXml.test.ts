@@ -26,6 +26,16 @@ describe("parseUntrustedXml", () => {
     expect(() => parse("<a><b></a>")).toThrow(/not well-formed XML: .*line 1/);
   });
 
+  it("refuses a character XML 1.0 does not allow, raw or as a reference, saying which and where; keeps tab, line ends and the rest of Unicode", () => {
+    expect(() => parse("<volcano>\n  <name>Hek\fla</name>\n</volcano>")).toThrow(/not well-formed XML: line 2, column 12: character U\+000C \(form feed\) is not allowed in XML .*delete it/);
+    expect(() => parse("<a>x\u0001</a>")).toThrow(/U\+0001 \(a control character\)/);
+    expect(() => parse("<a>\uFFFE</a>")).toThrow(/U\+FFFE/);
+    expect(() => parse("<a>&#12;</a>")).toThrow(/line 1, column 4: &#12; stands for U\+000C \(form feed\), which XML does not allow/);
+    expect(() => parse("<a>&#x0;</a>")).toThrow(/&#x0; stands for U\+0000 \(null\)/);
+    expect(() => parse("<a>&#x110000;</a>")).toThrow(/stands for no character/);
+    expect(parse("<a>\tEyjafjallajökull\r\n🌋 &#9;&#x1F30B;</a>").a).toBe("Eyjafjallajökull\n🌋 \t🌋");
+  });
+
   it("says a file that ends inside its elements is cut short, naming what is still open", () => {
     const whole = '<?xml version="1.0"?>\n<kml>\n<Document>\n<Placemark><name>FL200/350</name></Placemark>\n</Document>\n</kml>\n';
     expect(() => parse(whole.slice(0, whole.indexOf("</Document>")))).toThrow(/not well-formed XML: the file ends while <kml>, <Document> are still open: it looks cut short/);
