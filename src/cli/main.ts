@@ -34,6 +34,13 @@ function ignoreHangup(log: (line: string) => void): void {
   process.on("SIGHUP", () => log("SIGHUP: one server process, nothing to replace (new releases are followed without a signal; --workers 2 or more replaces workers on SIGHUP)"));
 }
 
+/** Decimal degrees within ±limit, as written: "" (an unset variable in a script), hex and exponents are refused, not read as 0 or 16. */
+function degrees(text: string, flag: "--lat" | "--lon", limit: number): number {
+  const value = Number(text);
+  if (/^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/.test(text) && Math.abs(value) <= limit) return value;
+  throw new UserError(`"${text}" is not a ${flag === "--lat" ? "latitude" : "longitude"}`, { where: flag, fix: `give decimal degrees between -${limit} and ${limit}, e.g. ${flag === "--lat" ? "63.98" : "-19.70"}` });
+}
+
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 const stamp = (line: string) => `${new Date().toISOString().slice(11, 19)} ${line}`;
@@ -226,10 +233,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (!isRunType(flags.type)) {
         throw new UserError(`"${flags.type}" is not a run type`, { where: "--type", fix: `use one of ${RUN_TYPES.map((t) => `"${t}"`).join(", ")}` });
       }
-      const lat = Number(flags.lat);
-      const lon = Number(flags.lon);
-      if (!Number.isFinite(lat) || Math.abs(lat) > 90) throw new UserError(`"${flags.lat}" is not a latitude`, { where: "--lat", fix: "give decimal degrees between -90 and 90" });
-      if (!Number.isFinite(lon) || Math.abs(lon) > 180) throw new UserError(`"${flags.lon}" is not a longitude`, { where: "--lon", fix: "give decimal degrees between -180 and 180" });
+      const lat = degrees(flags.lat, "--lat", 90);
+      const lon = degrees(flags.lon, "--lon", 180);
       const { newRun } = await import("./newRun.ts");
       const folder = await newRun({ runsDir: flags.runs, name, type: flags.type, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
       out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);

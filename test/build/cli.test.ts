@@ -3,7 +3,7 @@
  * Exit codes: 0 all good; 1 some runs have errors; 2 the command could not run; 70 internal error.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, readRelease, snapshotTree, writeKmlRun, type Workspace } from "./runFixtures.ts";
@@ -257,5 +257,41 @@ describe("ashcast new-run", () => {
     expect(notDir.code).toBe(2);
     expect(notDir.stderr).toContain(`${file}: the runs directory is not a directory`);
     expect(notDir.stderr).not.toMatch(/Internal error/);
+  });
+
+  it("makes runs that check passes for volcanoes beside the antimeridian and at a pole", async () => {
+    const volcanoes = [
+      ["2024-05-01-semisopochnoi", "Semisopochnoi", "51.93", "179.58", "2024-05-01T12:00Z"],
+      ["2024-05-02-west-of-180", "West", "-20.5", "-179.8", "2024-05-02T12:00Z"],
+      ["2024-05-03-north-pole", "Pole", "90", "0", "2024-05-03T12:00Z"],
+    ];
+    for (const [name, volcano, lat, lon, reftime] of volcanoes) {
+      const made = await ashcast(["new-run", name!, "--type", "Exercise", "--runs", ws.runsDir, "--reftime", reftime!, "--volcano", volcano!, "--lat", lat!, "--lon", lon!]);
+      expect(made.code, `${name}: ${made.stderr}`).toBe(0);
+    }
+    const checked = await ashcast(["check", ws.runsDir], ws.root);
+    expect(checked.stdout, checked.stdout).toContain("3 run folders: 3 valid; 0 error(s)");
+  });
+
+  it("refuses a delivery in progress (NAME.part), a latitude that is not decimal degrees, a name too long and a volcano's name XML cannot carry: exit 2, nothing touched", async () => {
+    const delivery = path.join(ws.runsDir, "2024-05-01-hekla.part");
+    await mkdir(delivery);
+    await writeFile(path.join(delivery, "model.nc"), "arriving");
+    const busy = await ashcast(["new-run", "2024-05-01-hekla", "--type", "Exercise", "--runs", ws.runsDir]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(`${delivery}: a folder of that name is being delivered`);
+    expect(await readFile(path.join(delivery, "model.nc"), "utf8")).toBe("arriving");
+    for (const lat of ["", "0x10", " 12 ", "1e1"]) {
+      const { code, stderr } = await ashcast(["new-run", "hekla", "--type", "Exercise", "--runs", ws.runsDir, "--lat", lat]);
+      expect(code, JSON.stringify(lat)).toBe(2);
+      expect(stderr).toContain(`--lat: "${lat}" is not a latitude`);
+    }
+    const long = await ashcast(["new-run", `2024-05-01-${"a".repeat(250)}`, "--type", "Exercise", "--runs", ws.runsDir]);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/NAME: the folder name is 261 characters long[\s\S]*at most 200/);
+    const control = await ashcast(["new-run", "hekla", "--type", "Exercise", "--runs", ws.runsDir, "--volcano", "Hek\fla"]);
+    expect(control.code).toBe(2);
+    expect(control.stderr).toContain("--volcano: the volcano's name contains U+000C (form feed), which XML does not allow");
+    expect((await readdir(ws.runsDir)).sort()).toEqual(["2024-05-01-hekla.part"]);
   });
 });
