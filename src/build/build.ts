@@ -20,11 +20,11 @@ import { checkRunsDirectory } from "./runsDirectory.ts";
 import { entryJson } from "../formats/memoJson.ts";
 import { formatInstant } from "../time/instant.ts";
 import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
-import { eventTime, MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
+import { eventsFromFeed, eventTime, MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
 import { decidePublished, reportRun, type PublishDecision } from "./publishDecision.ts";
-import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
-import { foldersAfterChanges, listRunFolders, scanRuns, type RunFolder } from "./scanRuns.ts";
-import { pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
+import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, RELEASES_DIR, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
+import { foldersAfterChanges, inputsHash, listRunFolders, scanRuns, type RunFolder } from "./scanRuns.ts";
+import { isEarlierVersionOf, pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
 import { updateRun } from "./updateRun.ts";
 import { publishViewer, type PublishedViewer } from "./viewer.ts";
 import { writeRelease } from "./writeRelease.ts";
@@ -104,7 +104,7 @@ async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; ta
   const { distDir } = options;
 
   const last = await previousBuild(options, lock.takenOver, log);
-  const { folders, runs, files, folderStats, rebuiltWhy, scan } = await updateRuns(options, last, lock.takenAtMs, log);
+  const { folders, runs, files, folderStats, rebuiltWhy, sameFilesNewPipeline, scan } = await updateRuns(options, last, lock.takenAtMs, log);
 
   const decision = decidePublished(runs);
   for (const { name: folder } of folders) {
@@ -114,7 +114,7 @@ async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; ta
     if (state.lastGood !== served) runs[folder] = { ...state, lastGood: served };
   }
 
-  const events = await changelogEvents(distDir, last.state, decision, eventTime(now, last.state.events[0]?.time));
+  const events = await changelogEvents(distDir, last, decision, sameFilesNewPipeline, eventTime(now, last.state.events[0]?.time));
   for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
   const history = [...events, ...last.state.events].slice(0, MAX_CHANGELOG_EVENTS);
 
@@ -144,6 +144,8 @@ interface PreviousBuild {
   pipelineChanged: boolean;
   /** The release this process published last is still current: its state was not read back from disk. */
   inMemory: boolean;
+  /** The pipeline changed only by an upgrade of ashcast (PIPELINE_VERSION), not by the settings. */
+  upgradeOnly: boolean;
 }
 
 async function previousBuild(options: BuildOptions, lockTakenOver: boolean, log: (line: string) => void): Promise<PreviousBuild> {
@@ -158,11 +160,18 @@ async function previousBuild(options: BuildOptions, lockTakenOver: boolean, log:
   }
   const pipeline = pipelineKey(options);
   const release = inMemory ? options.previous : await loadCurrentRelease(distDir);
-  const state: BuildState = release?.state ?? emptyState(pipeline);
+  const state: BuildState = release?.state ?? { ...emptyState(pipeline), events: release ? await eventsOfRelease(distDir, release) : [] };
   const pipelineChanged = state.pipeline !== pipeline;
-  if (release && !release.state) log("no readable build state in the current release: rebuilding every run");
+  if (release && !release.state) log(`no readable build state in the current release: rebuilding every run (the changelog's ${state.events.length} event(s) carried over from its feed)`);
   else if (pipelineChanged) log("the pipeline or its configuration changed: rebuilding every run");
-  return { release, state, pipeline, pipelineChanged, inMemory };
+  const upgradeOnly = pipelineChanged && isEarlierVersionOf(state.pipeline, options);
+  return { release, state, pipeline, pipelineChanged, inMemory, upgradeOnly };
+}
+
+/** The changelog events of a release whose state cannot be read, from its feed; none when that cannot be read either. */
+async function eventsOfRelease(distDir: string, release: LoadedRelease): Promise<ChangelogEvent[]> {
+  const rss = await readFile(path.join(distDir, RELEASES_DIR, release.id, "changelog.rss"), "utf8").catch(() => undefined);
+  return rss === undefined ? [] : eventsFromFeed(rss).slice(0, MAX_CHANGELOG_EVENTS);
 }
 
 interface UpdatedRuns {
@@ -173,6 +182,8 @@ interface UpdatedRuns {
   folderStats: BuildState["folders"];
   /** Folder to why it was read and rendered again. */
   rebuiltWhy: Map<string, string>;
+  /** Folders rendered again only because ashcast was upgraded: the same files and settings as the build before. */
+  sameFilesNewPipeline: Set<string>;
   scan: ScanCounts;
 }
 
@@ -203,6 +214,7 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
   const files: BuildState["files"] = {};
   const folderStats: BuildState["folders"] = {};
   const rebuiltWhy = new Map<string, string>();
+  const sameFilesNewPipeline = new Set<string>();
   const scan: ScanCounts = { folders: scanned.length, listed: 0, hashed: 0 };
   for (const entry of scanned) {
     if (entry.listed) scan.listed++;
@@ -221,6 +233,7 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
       files[folder] = prevState.files[folder]!;
     } else {
       files[folder] = entry.fingerprints;
+      if (last.upgradeOnly && prior !== undefined && inputsHash(entry.run, prevState.pipeline) === prior.inputs) sameFilesNewPipeline.add(folder);
       runs[folder] = await updateRun(entry.run, prior, pipeline, prevState.files[folder] ?? {}, { ...options, forced: forced(folder) }, (why) => {
         rebuiltWhy.set(folder, why);
         log(`rebuilding ${folder}: ${why}`);
@@ -228,17 +241,26 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
     }
     options.onProgress?.(++done, folders.length, folder);
   }
-  return { folders, runs, files, folderStats, rebuiltWhy, scan };
+  return { folders, runs, files, folderStats, rebuiltWhy, sameFilesNewPipeline, scan };
 }
 
-/** Changelog events: what is served now compared with what was served before. */
-async function changelogEvents(distDir: string, prevState: BuildState, decision: PublishDecision, now: string): Promise<ChangelogEvent[]> {
+/**
+ * Changelog events: what is served now compared with what was served before. A run an upgraded ashcast
+ * rendered again from the same files in the same folder, with the same settings, is no event: nothing in the
+ * forecast changed (an upgrade would otherwise announce every run as updated). When the last release's state could not be read,
+ * what it served is taken from its run list: a run it served is not announced again.
+ */
+async function changelogEvents(distDir: string, last: PreviousBuild, decision: PublishDecision, sameFilesNewPipeline: ReadonlySet<string>, now: string): Promise<ChangelogEvent[]> {
+  const prevState = last.state;
   const events: ChangelogEvent[] = [];
   const servedBefore = (reftime: string) => (Object.hasOwn(prevState.published, reftime) ? prevState.runs[prevState.published[reftime]!]?.lastGood : undefined);
+  const listedWithoutState = last.release && !last.release.state ? last.release.index.runs : {};
   for (const [reftime, build] of decision.byReftime) {
     const old = servedBefore(reftime);
-    if (!old) events.push(publishedEvent(await readModel(distDir, build), now));
-    else if (old.contentSha256 !== build.contentSha256) {
+    const folder = decision.folderOf.get(reftime);
+    if (!old) {
+      if (!Object.hasOwn(listedWithoutState, reftime)) events.push(publishedEvent(await readModel(distDir, build), now));
+    } else if (old.contentSha256 !== build.contentSha256 && !(folder !== undefined && prevState.published[reftime] === folder && sameFilesNewPipeline.has(folder))) {
       const [oldList, newList] = await Promise.all([readRunArtefacts(distDir, old), readRunArtefacts(distDir, build)]);
       events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(oldList, newList), now));
     }
@@ -246,6 +268,9 @@ async function changelogEvents(distDir: string, prevState: BuildState, decision:
   for (const reftime of Object.keys(prevState.published)) {
     const old = decision.byReftime.has(reftime) ? undefined : servedBefore(reftime);
     if (old) events.push(withdrawnEvent(reftime, old.type, now));
+  }
+  for (const [reftime, listed] of Object.entries(listedWithoutState)) {
+    if (!decision.byReftime.has(reftime)) events.push(withdrawnEvent(reftime, listed.type, now));
   }
   return events;
 }

@@ -3,6 +3,7 @@
  * changed, rendered as RSS 2.0 with `feed`. Events are kept in the build state so the feed carries
  * history across builds; bytes depend only on the events (no "now" inside).
  */
+import { XMLParser } from "fast-xml-parser";
 import { Feed } from "feed";
 import type { AshModel } from "../contract/ashModel.ts";
 import { withoutNonXmlCharacters } from "../formats/xmlCharacters.ts";
@@ -125,6 +126,32 @@ export function renderChangelog(events: readonly ChangelogEvent[], options: Feed
   }
   return feed.rss2();
 }
+
+/**
+ * The events of a feed renderChangelog wrote, newest first: what a build keeps of the changelog when the state
+ * that held its events cannot be read (an older state format), so subscribers lose no history and see no run
+ * announced again. Items that are not ours are skipped.
+ */
+export function eventsFromFeed(rss: string): ChangelogEvent[] {
+  const parsed = new XMLParser({ isArray: (name) => name === "item", processEntities: true, htmlEntities: false, parseTagValue: false, textNodeName: "#text", ignoreAttributes: true }).parse(rss) as {
+    rss?: { channel?: { item?: Array<{ guid?: unknown; category?: unknown; description?: unknown }> } };
+  };
+  const events: ChangelogEvent[] = [];
+  for (const item of parsed.rss?.channel?.item ?? []) {
+    const guid = textOf(item.guid);
+    const [kind, reftime, time, ...rest] = (guid ?? "").split("/");
+    if (rest.length > 0 || (kind !== "published" && kind !== "updated" && kind !== "withdrawn") || !reftime || parseInstant(reftime) === undefined || !time || parseInstant(time) === undefined) continue;
+    const type = textOf(item.category) ?? "";
+    const detail = unescapeHtml(textOf(item.description) ?? "");
+    events.push({ kind, reftime, type, time, detail });
+  }
+  return events;
+}
+
+const textOf = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : typeof value === "object" && value !== null && typeof (value as { "#text"?: unknown })["#text"] === "string" ? (value as { "#text": string })["#text"] : undefined;
+
+const unescapeHtml = (text: string): string => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
 const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 

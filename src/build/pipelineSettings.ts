@@ -20,8 +20,17 @@ export const PIPELINE_VERSION = "13";
 
 export const thresholdsOf = (settings: PipelineSettings): readonly number[] => settings.thresholds ?? DEFAULT_THRESHOLDS_MG_M3;
 
-export function pipelineKey(settings: PipelineSettings): string {
+export function pipelineKey(settings: PipelineSettings, version = PIPELINE_VERSION): string {
   return createHash("sha256")
-    .update(JSON.stringify({ PIPELINE_VERSION, defaultRunType: settings.defaultRunType ?? null, thresholds: thresholdsOf(settings), wmsBaseUrl: settings.wmsBaseUrl ?? null }))
+    .update(JSON.stringify({ PIPELINE_VERSION: version, defaultRunType: settings.defaultRunType ?? null, thresholds: thresholdsOf(settings), wmsBaseUrl: settings.wmsBaseUrl ?? null }))
     .digest("hex");
+}
+
+/**
+ * Whether `key` is the key of these settings under an earlier PIPELINE_VERSION: ashcast was upgraded and
+ * nothing an operator set changed, so what the upgrade renders differently is not a change of the forecast.
+ */
+export function isEarlierVersionOf(key: string, settings: PipelineSettings): boolean {
+  for (let version = Number(PIPELINE_VERSION) - 1; version >= 1; version--) if (pipelineKey(settings, String(version)) === key) return true;
+  return false;
 }

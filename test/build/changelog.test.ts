@@ -3,9 +3,15 @@
  * distinct and in date order whatever the clock does (the audit of 2026-11-27: duplicate guids from two
  * publishes in one second, a correction dated an hour behind after the clock stepped back).
  */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { XMLParser } from "fast-xml-parser";
 import { build } from "../../src/build/build.ts";
+import { encodeState } from "../../src/build/buildState.ts";
+import { PIPELINE_VERSION, pipelineKey } from "../../src/build/pipelineSettings.ts";
+import { loadCurrentRelease, RELEASES_DIR, STATE_DIR, STATE_FILE } from "../../src/build/releaseStore.ts";
+import { inputsHash, listRunFolders, scanRuns } from "../../src/build/scanRuns.ts";
 import { eventTime, renderChangelog, updatedEvent, type ChangelogEvent } from "../../src/build/changelog.ts";
 import type { AshModel } from "../../src/contract/ashModel.ts";
 import { editManifest, fixedClock, makeWorkspace, PUBLIC_URL, readRelease, writeKmlRun, type Workspace } from "./runFixtures.ts";
@@ -91,5 +97,65 @@ describe("the changelog across builds", () => {
     const report = result.report.runs[0]!;
     expect(report.status).not.toBe("published");
     expect(JSON.stringify(report.issues)).toMatch(/description.*U\+000C \(form feed\), which XML does not allow.*delete it/);
+  });
+});
+
+describe("the changelog across an upgrade", () => {
+  let ws: Workspace | undefined;
+  afterEach(async () => {
+    await ws?.cleanup();
+    ws = undefined;
+  });
+
+  /** Rewrites the current release's state as a build under `pipeline` would have left it (inputs hashed with it), each served run's content other than now. */
+  async function stateAsIfBuiltBy(runsDir: string, distDir: string, pipeline: string): Promise<void> {
+    const release = (await loadCurrentRelease(distDir))!;
+    const state = structuredClone(release.state!);
+    state.pipeline = pipeline;
+    for (const { run } of await scanRuns(runsDir, listRunFolders(runsDir), {})) {
+      const older = { ...state.runs[run.folder]!.lastGood!, contentSha256: "0".repeat(64), inputs: inputsHash(run, pipeline) };
+      state.runs[run.folder] = { ...state.runs[run.folder]!, inputs: older.inputs, lastGood: older, current: older };
+    }
+    const { head, chunks } = encodeState(state);
+    for (const chunk of chunks) await writeFile(path.join(distDir, STATE_DIR, chunk.name), chunk.text);
+    await writeFile(path.join(distDir, RELEASES_DIR, release.id, STATE_FILE), head);
+  }
+
+  it("announces no run that an upgraded ashcast rendered again from the same files, and does when the settings changed", async () => {
+    ws = await makeWorkspace("ashcast-changelog-");
+    await writeKmlRun(ws.runsDir, "2024-05-01-a");
+    await writeKmlRun(ws.runsDir, "2024-05-02-b", { reftime: "2024-05-02T12:00:00Z" });
+    const at = (time: string) => ({ runsDir: ws!.runsDir, distDir: ws!.distDir, publicUrl: PUBLIC_URL, now: fixedClock(time) });
+    expect((await build(at("2026-11-27T10:00:00Z"))).events).toHaveLength(2);
+
+    await stateAsIfBuiltBy(ws.runsDir, ws.distDir, pipelineKey({}, String(Number(PIPELINE_VERSION) - 1)));
+    const upgraded = await build(at("2026-11-27T11:00:00Z"));
+    expect(upgraded.report.counts.rebuilt).toBe(2);
+    expect(upgraded.published).toBe(true);
+    expect(upgraded.events).toEqual([]);
+
+    await stateAsIfBuiltBy(ws.runsDir, ws.distDir, pipelineKey({ thresholds: [0.5, 2, 4] }));
+    const reconfigured = await build(at("2026-11-27T12:00:00Z"));
+    expect(reconfigured.events.map((e) => `${e.kind} ${e.reftime}`).sort()).toEqual(["updated 2024-05-01T12:00:00Z", "updated 2024-05-02T12:00:00Z"]);
+  });
+
+  it("keeps the feed's history and announces nothing again when the last state cannot be read (an older state format)", async () => {
+    ws = await makeWorkspace("ashcast-changelog-");
+    await writeKmlRun(ws.runsDir, "2024-05-01-a", { description: "Plume <FL350> & more." });
+    const gone = await writeKmlRun(ws.runsDir, "2024-05-02-b", { reftime: "2024-05-02T12:00:00Z" });
+    const at = (time: string) => ({ runsDir: ws!.runsDir, distDir: ws!.distDir, publicUrl: PUBLIC_URL, now: fixedClock(time) });
+    await build(at("2026-11-27T10:00:00Z"));
+    const before = items(await (await readRelease(ws.distDir)).text((await readRelease(ws.distDir)).index.lists.changelog));
+    const release = (await loadCurrentRelease(ws.distDir))!;
+    const head = path.join(ws.distDir, RELEASES_DIR, release.id, STATE_FILE);
+    await writeFile(head, (await readFile(head, "utf8")).replace(/"format":\s*(\d+)/, (_, n: string) => `"format":${Number(n) - 1}`));
+    expect((await loadCurrentRelease(ws.distDir))!.state, "the state is unreadable now").toBeUndefined();
+    await rm(gone.dir, { recursive: true });
+
+    const rebuilt = await build(at("2026-11-27T11:00:00Z"));
+    expect(rebuilt.events.map((e) => `${e.kind} ${e.reftime}`)).toEqual(["withdrawn 2024-05-02T12:00:00Z"]);
+    const after = items(await (await readRelease(ws.distDir)).text((await readRelease(ws.distDir)).index.lists.changelog));
+    expect(after.slice(1), "the items before, as they were").toEqual(before);
+    expect(after[0]!.title).toBe("Withdrawn: Exercise run 2024-05-02T12:00:00Z");
   });
 });
