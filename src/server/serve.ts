@@ -39,7 +39,7 @@ import { createClientResolver, type ClientResolver } from "./limits/clientAddres
 import { MemoryStore, type ThrottleStore } from "./limits/gcra.ts";
 import { createTrafficGuard, type TrafficGuard } from "./limits/guard.ts";
 import type { TrafficSettings } from "./limits/trafficConfig.ts";
-import { checkClearBinding, checkFeedLinks, createInsecureAnswer, HSTS, serverUrl, type TransportMode } from "./transport.ts";
+import { checkClearBinding, checkFeedLinks, createInsecureAnswer, feedLinksElsewhere, HSTS, serverUrl, type TransportMode } from "./transport.ts";
 
 const TERMS_OF_SERVICE = fileURLToPath(new URL("../../templates/TermsOfService.html", import.meta.url));
 
@@ -109,6 +109,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const mode: TransportMode = options.tls ? "tls" : (options.traffic?.trustedProxies.length ?? 0) > 0 ? "proxy" : "loopback";
   checkClearBinding(options.host, mode);
   checkFeedLinks(options.host, source.current?.index.feedBase);
+  const elsewhere = feedLinksElsewhere(source.current?.index.feedBase, options.port, base);
+  if (elsewhere) log(elsewhere);
   const tlsFiles = options.tls ? await readTlsFiles(options.tls) : undefined;
   const redisUrl = options.traffic ? (options.redisUrl ?? env.REDIS_URL) || undefined : undefined;
   if (redisUrl !== undefined) checkRedisUrl(redisUrl);

@@ -61,6 +61,25 @@ export function checkFeedLinks(host: string, feedBase: string | undefined): void
   });
 }
 
+/**
+ * A warning when the changelog links to a loopback address that is not this server's (another port or
+ * prefix: a dist built with the default address and served elsewhere); feed readers following the links
+ * get no answer. Only said: on loopback it may be meant (a test, another server on that port).
+ */
+export function feedLinksElsewhere(feedBase: string | undefined, port: number, base: string): string | undefined {
+  if (feedBase === undefined || port === 0) return undefined;
+  let url: URL;
+  try {
+    url = new URL(feedBase);
+  } catch {
+    return undefined;
+  }
+  if (!isLoopback(url.hostname)) return undefined;
+  const linkedPort = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  if (linkedPort === port && url.pathname.replace(/\/+$/, "") === base.replace(/\/+$/, "")) return undefined;
+  return `warning: the changelog's links point at ${feedBase}, not at this server (port ${port}, ${base}): feed readers following them get no answer; build with --public-url (ASHCAST_PUBLIC_URL) set to the address clients use`;
+}
+
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
 /**

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "../../src/build/build.ts";
 import { DEFAULT_PUBLIC_URL } from "../../src/cli/settings.ts";
 import { UserError } from "../../src/errors.ts";
-import { checkFeedLinks } from "../../src/server/transport.ts";
+import { checkFeedLinks, feedLinksElsewhere } from "../../src/server/transport.ts";
 import { addRun, makeSite, serve, type Site } from "./serverFixtures.ts";
 
 const run = promisify(execFile);
@@ -49,6 +49,16 @@ describe("feed links and the listening address", () => {
     expect(refusal("::1", DEFAULT_PUBLIC_URL)).toBeUndefined();
     // A release from before the address was recorded: nothing to judge.
     expect(refusal("0.0.0.0", undefined)).toBeUndefined();
+  });
+
+  it("warns, naming --public-url, when the changelog links to another loopback port or prefix than the one served", () => {
+    const base = "/volcanicashforecast/0.1";
+    expect(feedLinksElsewhere(DEFAULT_PUBLIC_URL, 48080, base)).toMatch(/^warning: the changelog's links point at http:\/\/127\.0\.0\.1:8080\/volcanicashforecast\/0\.1, not at this server \(port 48080, .*--public-url/);
+    expect(feedLinksElsewhere(DEFAULT_PUBLIC_URL, 8080, `/weatherapi${base}`)).toMatch(/not at this server \(port 8080, \/weatherapi/);
+    expect(feedLinksElsewhere(DEFAULT_PUBLIC_URL, 8080, base)).toBeUndefined();
+    expect(feedLinksElsewhere("http://localhost/volcanicashforecast/0.1/", 80, base)).toBeUndefined();
+    expect(feedLinksElsewhere(PUBLIC, 48080, base), "a public address is the operator's to set").toBeUndefined();
+    expect(feedLinksElsewhere(DEFAULT_PUBLIC_URL, 0, base), "an ephemeral port (tests)").toBeUndefined();
   });
 
   it("the release records the address its changelog links to", async () => {
