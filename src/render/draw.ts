@@ -67,16 +67,40 @@ export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygo
   return { type: "MultiPolygon", coordinates };
 }
 
-/** Fills the threshold areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined. */
+/**
+ * Fills the threshold areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined.
+ * Each position is projected and joined by straight lines: contoured areas have no edge longer than 1.5 grid
+ * cells (src/geo/contourBands.ts), far below a pixel of curvature, and the even-odd fill needs no orientation.
+ * d3-geo's path (resampling, clipping, orientation by spherical area) cost a third of the drawing. Only a
+ * polygon that crosses the projection's cut, 180° from the map's centre (a map of the whole world), is left to
+ * d3-geo, which cuts it there.
+ */
 export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: readonly ThresholdBand[], thresholds: readonly number[]): void {
   const classes = ashClasses(thresholds);
-  const path = geoPath(projection, ctx);
+  const centre = -projection.rotate()[0];
+  let path: ReturnType<typeof geoPath> | undefined;
   const ordered = [...areas].sort((a, b) => a.lower - b.lower);
   for (const band of ordered) {
     if (band.polygons.length === 0) continue;
     const ashClass = classWithLower(band.lower, classes);
     ctx.beginPath();
-    path(polygonsForD3(band.polygons));
+    const acrossTheCut: Polygon[] = [];
+    for (const polygon of band.polygons) {
+      const rings = projectedRings(projection, centre, polygon);
+      if (!rings) {
+        acrossTheCut.push(polygon);
+        continue;
+      }
+      for (const ring of rings) {
+        ctx.moveTo(ring[0]!, ring[1]!);
+        for (let k = 2; k < ring.length; k += 2) ctx.lineTo(ring[k]!, ring[k + 1]!);
+        ctx.closePath();
+      }
+    }
+    if (acrossTheCut.length > 0) {
+      path ??= geoPath(projection, ctx);
+      path(polygonsForD3(acrossTheCut));
+    }
     ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
     ctx.fill("evenodd");
     ctx.strokeStyle = ashClass.outline;
@@ -84,6 +108,44 @@ export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: 
     ctx.lineJoin = "round";
     ctx.stroke();
   }
+}
+
+/**
+ * A polygon's rings as panel coordinates (x, y pairs), or undefined when a ring crosses the projection's cut
+ * (two positions more than 180° apart around the map's centre) or a position does not project to a finite point.
+ */
+function projectedRings(projection: GeoProjection, centre: number, polygon: Polygon): Float64Array[] | undefined {
+  const out: Float64Array[] = [];
+  for (const ring of [polygon.outer, ...polygon.holes]) {
+    if (ring.length < 3) continue;
+    const xy = new Float64Array(ring.length * 2);
+    let previous = Number.NaN;
+    for (let k = 0; k < ring.length; k++) {
+      const [lon, lat] = ring[k]!;
+      const around = ((((lon - centre + 180) % 360) + 360) % 360) - 180;
+      if (Math.abs(around - previous) > 180) return undefined;
+      previous = around;
+      const p = projection([lon, lat]);
+      if (!p || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) return undefined;
+      xy[k * 2] = p[0];
+      xy[k * 2 + 1] = p[1];
+    }
+    out.push(inOneTurn(xy));
+  }
+  return out;
+}
+
+/** Pairs of a ring turned one way round on the screen: the same area drawn either way gives the same pixels. */
+function inOneTurn(xy: Float64Array): Float64Array {
+  let twiceArea = 0;
+  for (let k = 0; k + 3 < xy.length; k += 2) twiceArea += xy[k]! * xy[k + 3]! - xy[k + 2]! * xy[k + 1]!;
+  if (twiceArea >= 0) return xy;
+  const reversed = new Float64Array(xy.length);
+  for (let k = 0; k < xy.length; k += 2) {
+    reversed[k] = xy[xy.length - 2 - k]!;
+    reversed[k + 1] = xy[xy.length - 1 - k]!;
+  }
+  return reversed;
 }
 
 /**

@@ -42,11 +42,20 @@ export function legendWidth(thresholds: readonly number[], quantity: string): nu
   return drawLegend(measureContext(), thresholds, quantity, 0, 0, LEGEND_SIZE);
 }
 
+/** Metrics already measured, by everything they depend on: a run's hundreds of band images share one. */
+const measured = new Map<string, FrameMetrics>();
+
 export function frameMetrics(type: RunType, width: number, thresholds: readonly number[], quantity: string, opts: { banner: number; title: number }): FrameMetrics {
+  const key = `${type}|${width}|${thresholds.join(",")}|${quantity}|${opts.banner}|${opts.title}`;
+  const known = measured.get(key);
+  if (known) return known;
   const bannerHeight = runTypeStyle(type).banner ? opts.banner : 0;
   const attribution = textWidth(measureContext(), ATTRIBUTION, ATTRIBUTION_SIZE);
   const footerTwoLines = legendWidth(thresholds, quantity) + 24 + attribution > width - 2 * MARGIN;
-  return { bannerHeight, titleHeight: opts.title, footerHeight: footerTwoLines ? 56 : 38, footerTwoLines };
+  const metrics = Object.freeze({ bannerHeight, titleHeight: opts.title, footerHeight: footerTwoLines ? 56 : 38, footerTwoLines });
+  if (measured.size >= 64) measured.clear();
+  measured.set(key, metrics);
+  return metrics;
 }
 
 /** Panel height for a box: its projected aspect, kept between `min` and `max` times the width. */

@@ -160,6 +160,25 @@ describe("renderRunMap", () => {
     expect(differing({ x: 0, y: 0, w: layout.width, h: layout.height })).toBe(differing(first) + differing(second));
   });
 
+  it("on a map of the whole world, draws an area across 180° at both edges and nothing across the map", async () => {
+    const box: LatLonBoxModel = { north: 80, south: -60, east: 180, west: -180 };
+    // As model polygons come on a grid across 180°: longitudes running past it.
+    const areas: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(170, 40, 190, 56).map(([lon, lat]) => [lon < 0 ? lon + 360 : lon, lat] as [number, number]), holes: [] }] }];
+    const input = { ...base, box, type: "Real Eruption" as const };
+    const filled = await readPixels(await renderRunMap({ ...input, bands: threeBands(areas) }));
+    const panel = runMapLayout({ type: "Real Eruption", box, thresholds: THRESHOLDS, quantity: QUANTITY, bandCount: 3 }).panels[0]!;
+    const { projection, canvas } = getBaseMap(box, panel.w, panel.h);
+    const empty = await basePixels(canvas, panel);
+    for (const lon of [174, 178, -178, -174]) {
+      const [x, y] = imagePoint(projection, panel, lon, 48);
+      expect(closeTo(filled.at(x, y), over(empty.at(x, y), ASH_LOW, ASH_FILL_ALPHA)), `lon ${lon}`).toBe(true);
+    }
+    for (const lon of [-150, -40, -30, 150]) {
+      const [x, y] = imagePoint(projection, panel, lon, 48);
+      expect(filled.at(x, y), `lon ${lon}`).toEqual(empty.at(x, y));
+    }
+  });
+
   it("renders a box across the antimeridian, with ash on both sides of 180°", async () => {
     const box: LatLonBoxModel = { north: 62, south: 44, east: -160, west: 150 };
     const shiveluch = { name: "Shiveluch", lat: 56.65, lon: 161.36 };
