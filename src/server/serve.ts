@@ -11,7 +11,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createApp, PRODUCT_PATH, productBase } from "./app.ts";
 import { createFastPath, type FastPath } from "./fastPath.ts";
 import { PointGridStore } from "./pointGrids.ts";
-import { answerClientError, badTarget, requestProblem } from "./problem.ts";
+import { answerClientError, badTarget, problemJson, requestProblem, writeProblem } from "./problem.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ReleaseSource } from "./releaseSource.ts";
 import { Representations } from "./representation.ts";
@@ -193,8 +193,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       // An absolute-form target (`GET http://host/path`, RFC 9112 §3.2.2) is read as its path from here on:
       // the guard's route classes, the access rules and the routers all see one form.
       if (req.url !== undefined && req.url.charCodeAt(0) !== 47) req.url = originForm(req.url);
-      const secure = tlsSocket || (resolver !== undefined && resolver.forwardedProto(req) === "https");
+      // A trusted proxy says how the client came, also over TLS (a proxy that re-encrypts may take plain HTTP);
+      // without its word, the socket does.
+      const forwarded = resolver?.forwardedProto(req);
+      const secure = forwarded === undefined ? tlsSocket : forwarded === "https";
       if (secure) res.setHeader("strict-transport-security", HSTS);
+      // HTTP/1.1 requires Host (node's own check answers a bare 400): a problem like every other refusal.
+      if (req.headers.host === undefined && req.httpVersion === "1.1") {
+        writeProblem(req, res, 400, problemJson(400, "the request has no Host header: HTTP/1.1 requires one, e.g. Host: example.org"), { connection: "close" });
+        return;
+      }
       if (guard !== undefined) {
         const verdict = guard(req, res);
         if (verdict === true) return;
@@ -212,7 +220,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
       pass(req, res, secure);
     };
-  const server: Server = tlsFiles ? createTlsServer(tlsFiles, listenerFor(true)) : createServer(listenerFor(false));
+  const server: Server = tlsFiles ? createTlsServer({ ...tlsFiles, requireHostHeader: false }, listenerFor(true)) : createServer({ requireHostHeader: false }, listenerFor(false));
   server.on("clientError", answerClientError);
   let plain: Server | undefined;
   let port: number;
@@ -221,7 +229,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     port = await listenOn(server, options.port, options.host, "--port");
     if (mode === "tls") insecure = createInsecureAnswer({ httpsPort: port });
     if (options.tls?.httpPort !== undefined) {
-      plain = createServer(listenerFor(false));
+      plain = createServer({ requireHostHeader: false }, listenerFor(false));
       plain.on("clientError", answerClientError);
       plainPort = await listenOn(plain, options.tls.httpPort, options.host, "--http-port");
     }

@@ -177,6 +177,36 @@ describe("behind a TLS-terminating proxy", () => {
   });
 });
 
+describe("TLS with a trusted proxy in front (one that re-encrypts)", () => {
+  it("believes the proxy's X-Forwarded-Proto: http though the socket is TLS, refusing credentials and redirecting data", async () => {
+    const server = await started({ tls: { certFile: cert, keyFile: key }, traffic: trafficFor(site, { trustedProxies: ["127.0.0.1"] }) });
+    const token = await curl(["--cacert", cert, "-H", "X-Forwarded-Proto: http", "-d", "username=alice&password=secret", `${server.url}/token`]);
+    expect(token.status).toBe(403);
+    expect(token.headers["strict-transport-security"]).toBeUndefined();
+    expect((await curl(["--cacert", cert, "-H", "X-Forwarded-Proto: http", `${server.url}/reftimes`])).status).toBe(301);
+    const secure = await curl(["--cacert", cert, "-H", "X-Forwarded-Proto: https", `${server.url}/reftimes`]);
+    expect(secure.status).toBe(200);
+    expect(secure.headers["strict-transport-security"]).toBe("max-age=31536000");
+    // Without the proxy's word, the TLS socket says HTTPS.
+    expect((await curl(["--cacert", cert, `${server.url}/reftimes`])).status).toBe(200);
+  });
+});
+
+describe("a request without Host", () => {
+  it("gets a 400 problem saying so, over TLS (with HSTS) and in clear, where node answered a bare 400", async () => {
+    const tls = await started({ tls: { certFile: cert, keyFile: key, httpPort: 0 }, traffic: trafficFor(site) });
+    for (const [url, hsts] of [[tls.url, "max-age=31536000"], [`${tls.httpUrl!}`, undefined]] as const) {
+      const { stdout } = await run("curl", ["-sS", "-D", "-", "-H", "Host:", "-A", AGENT, ...(url.startsWith("https") ? ["--cacert", cert] : []), `${url}/reftimes`]);
+      const [head, body] = stdout.split(/\r?\n\r?\n/);
+      expect(head).toMatch(/^HTTP\/1\.1 400/);
+      expect(head!.toLowerCase()).toContain("content-type: application/problem+json");
+      if (hsts) expect(head!.toLowerCase()).toContain(`strict-transport-security: ${hsts}`);
+      else expect(head!.toLowerCase()).not.toContain("strict-transport-security");
+      expect(JSON.parse(body!)).toMatchObject({ status: 400, detail: expect.stringMatching(/no Host header/) });
+    }
+  });
+});
+
 describe("neither TLS nor a proxy configured", () => {
   it("serves plain HTTP on loopback, says so at start, and sends no HSTS", async () => {
     const logs: string[] = [];
