@@ -3,6 +3,7 @@
  * (real NetCDF) sent as a multipart form or a zip archive, validated in a real worker thread, and the
  * build that follows. Unsafe archives are made byte by byte (zipFixture.ts).
  */
+import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
@@ -164,6 +165,11 @@ describe("POST /upload", () => {
     // A multipart file beyond the limit.
     const form = await multipart({ "run.json": big });
     expectProblem(await upload(form.body, form.type), 413);
+    // The same without a declared length (chunked): refused as it crosses the limit, not left unanswered, and
+    // its staging folder removed (checked below).
+    const overflowing = await multipart({ "run.json": "{}", "advisory.kml": "<kml/>", "model.nc": randomBytes(LIMITS.maxBytes * 5) });
+    const chunked = await http(server, "/upload", { method: "POST", headers: { ...bearer, "content-type": overflowing.type, "transfer-encoding": "chunked" }, body: overflowing.body });
+    expect(expectProblem(chunked, 413).detail).toMatch(/larger than the upload limit/);
     // A zip bomb: small archive, an entry that inflates beyond the limit (its declared size is honest).
     const bomb = zipArchive([{ name: "run.json", data: Buffer.alloc(LIMITS.maxBytes * 2, 0x20), deflate: true }]);
     expect(bomb.length).toBeLessThan(LIMITS.maxBytes / 100);

@@ -98,6 +98,12 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
   };
 
   const done = new Promise<void>((resolve, reject) => {
+    /** Stops parsing and answers now, the rest of the body read away so that the answer reaches the client. */
+    const stopReading = () => {
+      body.unpipe(parser);
+      body.resume();
+      resolve();
+    };
     parser.on("file", (field, stream, info) => {
       const name = info.filename ?? "";
       const why = refuseFileName(name);
@@ -114,13 +120,15 @@ async function receiveMultipart(body: Readable, contentType: string, dir: string
       files.push(name);
       const write = pipeline(stream, new ByteBudget(budget, limits), createWriteStream(path.join(dir, name), { flags: "wx" })).catch((error: unknown) => {
         if (isOurWriteFailure(error)) {
-          // Nothing more can be stored: stop parsing, read the rest of the body away so the answer reaches
-          // the client, and answer now.
+          // Nothing more can be stored.
           ourFailure ??= error;
-          body.unpipe(parser);
-          body.resume();
-          resolve();
-        } else refuse(error instanceof UploadRefused ? error : new UploadRefused(400, `file "${name}" (field ${field}) could not be received: ${(error as Error).message}`));
+          stopReading();
+        } else if (error instanceof UploadRefused) {
+          // Over the byte budget: the upload is refused whatever follows. pipeline destroyed busboy's stream of
+          // this part, and busboy would wait for it for ever (a chunked body over the limit got no answer).
+          refuse(error);
+          stopReading();
+        } else refuse(new UploadRefused(400, `file "${name}" (field ${field}) could not be received: ${(error as Error).message}`));
         stream.resume();
       });
       writes.push(write);
