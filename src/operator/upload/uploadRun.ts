@@ -43,6 +43,8 @@ export interface UploadRequest {
 export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> {
   const { runsDir } = request;
   if (request.folder !== undefined && !usableName(request.folder)) return refusedName(request.folder);
+  // Said before a byte is read: a run of hundreds of MB was received and validated only to be refused.
+  if (request.folder !== undefined && (await lstat(path.join(runsDir, request.folder)).then(() => true, () => false))) return folderExists(request.folder);
   const staging = path.join(runsDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
   // The run is received into staging/<name>, so the report names its files as the forecaster knows them.
   const received = path.join(staging, "run");
@@ -68,9 +70,7 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
 
     const folder = asked ?? `${compactInstant(report.reftime)}-upload-${compactInstant(request.now.toISOString().replace(/\.\d{3}Z$/, "Z"))}-${randomBytes(2).toString("hex")}`;
     const target = path.join(runsDir, folder);
-    if (await lstat(target).then(() => true, () => false)) {
-      return { kind: "refused", status: 409, detail: `runs/${folder} exists already and is never replaced by an upload; choose another ?folder=, or withdraw the run first` };
-    }
+    if (await lstat(target).then(() => true, () => false)) return folderExists(folder);
     try {
       await rename(received, target);
     } catch (error) {
@@ -83,6 +83,10 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+function folderExists(folder: string): UploadOutcome {
+  return { kind: "refused", status: 409, detail: `runs/${folder} exists already and is never replaced by an upload; choose another ?folder=, or withdraw the run first` };
 }
 
 function refusedName(name: string): UploadOutcome {
