@@ -169,8 +169,10 @@ describe("incremental builds", () => {
     await writeFile(file, (await readFile(file, "utf8")).replace(/"waiting":false/, '"waiting":true'));
     const logs: string[] = [];
     const rebuilt = await build({ runsDir: ws.runsDir, distDir: ws.distDir, publicUrl: PUBLIC_URL, now: fixedClock(T2), log: (line) => logs.push(line) });
-    expect(logs).toContain("no readable build state in the current release: rebuilding every run");
+    expect(logs).toContain("no readable build state in the current release: rebuilding every run (the changelog's 3 event(s) carried over from its feed)");
     expect(rebuilt.report.counts.rebuilt).toBe(3);
+    // The three runs were served by that release: none is announced again.
+    expect(rebuilt.events).toEqual([]);
   });
 
   it("rebuilds every run when the configured default run type changes", async () => {
