@@ -12,13 +12,24 @@ import { availableParallelism } from "node:os";
 import { UserError } from "../errors.ts";
 import { RESTART, restartBackoff, seconds, type Restart, type RestartBackoff } from "./restartBackoff.ts";
 
-/** `--workers`: a whole number from 1, or `auto` (the cores this process may use). */
+/** The most workers one host is given: each holds ~100 MB, and more processes than cores only contend. */
+const MAX_WORKERS = 64;
+
+/** `--workers`: a whole number from 1 written in digits (not `1e1` or `0x2`), or `auto` (the cores this process may use). */
 export function parseWorkers(text: string | undefined): number {
   if (text === undefined || text === "") return 1;
   if (text === "auto") return availableParallelism();
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new UserError(`"${text}" is not a number of worker processes`, { where: "--workers", fix: "give a whole number from 1, or auto for one per core" });
+  const n = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_WORKERS)) throw new UserError(`"${text}" is not a number of worker processes`, { where: "--workers", fix: `give a whole number from 1 to ${MAX_WORKERS} in digits, or auto for one per core` });
   return n;
+}
+
+/** What a worker tells the primary once every listener of it is bound (`listening` comes with the first). */
+const SERVING_MESSAGE = "ashcast:serving";
+
+/** In a worker, once it serves: the primary counts it as started only then. */
+export function tellPrimaryServing(): void {
+  cluster.worker?.send(SERVING_MESSAGE);
 }
 
 /** How long a stopping worker may take to finish its requests before it is killed. */
@@ -56,16 +67,21 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
       if (listened && slot.served()) log(`worker ${worker.process.pid} has served for ${seconds(RESTART.quickMs)}: workers start again`);
     }, RESTART.quickMs);
     survived.unref();
-    worker.once("listening", () => {
+    // Started once all its listeners are bound (with --http-port, a second one after the first `listening`).
+    const onMessage = (message: unknown) => {
+      if (message !== SERVING_MESSAGE || listened) return;
       listened = true;
       serving.add(worker);
       started++;
-    });
+      worker.emit(SERVING_MESSAGE);
+    };
+    worker.on("message", onMessage);
     worker.once("exit", (code, signal) => {
       clearTimeout(survived);
       serving.delete(worker);
-      if (stopping || retiring.has(worker)) return;
+      // A reload or first start waiting for this worker learns it will not serve, also during a stop.
       if (!listened && onEarlyExit) return onEarlyExit(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
+      if (stopping || retiring.has(worker)) return;
       replace(slot, `worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`})${listened ? "" : " before listening"}`, slot.stopped({ listened, livedMs: Date.now() - forkedAt }));
     });
     return worker;
@@ -74,7 +90,7 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
   const forkListening = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const worker = fork(restartBackoff(), reject);
-      worker.once("listening", () => resolve(worker));
+      worker.once(SERVING_MESSAGE, () => resolve(worker));
     });
 
   /** Forks the slot's next worker after its backoff; in a crash loop with nobody serving, stops everything. */
@@ -109,27 +125,35 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
 
   const current = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !retiring.has(w));
 
+  let reloading = Promise.resolve();
   try {
     for (let i = 0; i < workers; i++) await forkListening();
     log(`${started} server workers share the listening socket`);
 
-    let reloading = Promise.resolve();
     process.on("SIGHUP", () => {
+      if (stopping) return;
       reloading = reloading.then(async () => {
         log("SIGHUP: replacing the workers one at a time");
         for (const old of current()) {
+          // A stop during the reload ends it: no worker is started after SIGTERM.
+          if (stopping) return;
           await forkListening();
+          if (stopping) return;
           await retire(old);
         }
         log("workers replaced");
-      }).catch((error: Error) => log(`reload stopped: ${error.message}; the remaining workers still serve`));
+      }).catch((error: Error) => log(stopping ? "reload ended by the stop" : `reload stopped: ${error.message}; the remaining workers still serve`));
     });
-    process.once("SIGINT", () => end());
-    process.once("SIGTERM", () => end());
+    // `on`, not `once`: a second signal during the stop is the same stop, not node's default exit that orphans the workers.
+    process.on("SIGINT", () => end());
+    process.on("SIGTERM", () => end());
     await ended;
   } finally {
     stopping = true;
     for (const wait of waits) clearTimeout(wait);
+    await Promise.all(current().map(retire));
+    // A reload under way forks no more; what it forked meanwhile is retired too.
+    await reloading;
     await Promise.all(current().map(retire));
   }
 }

@@ -141,6 +141,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         throw error;
       });
       if (!cluster.isWorker()) ignoreHangup((line) => out(stamp(line)));
+      else cluster.tellPrimaryServing();
       // A worker stops when the primary retires it; the primary handles the signals.
       await (cluster.isWorker() ? cluster.untilRetired() : untilSignal());
       await server.close();

@@ -31,7 +31,8 @@ describe("--workers", () => {
     expect(parseWorkers(undefined)).toBe(1);
     expect(parseWorkers("2")).toBe(2);
     expect(parseWorkers("auto")).toBe(availableParallelism());
-    for (const bad of ["0", "-1", "1.5", "many"]) expect(() => parseWorkers(bad), bad).toThrow(expect.objectContaining({ where: "--workers" }));
+    for (const bad of ["0", "-1", "1.5", "many", "1e1", "0x2", " 2", "65"]) expect(() => parseWorkers(bad), bad).toThrow(expect.objectContaining({ where: "--workers" }));
+    expect(parseWorkers("64")).toBe(64);
   });
 });
 
@@ -47,6 +48,47 @@ describe("a worker that cannot start", () => {
       expect(result.stderr).toContain("--workers: a server worker stopped before listening");
     } finally {
       taken.close();
+    }
+  });
+});
+
+describe("a worker whose second listener cannot start (--http-port in use)", () => {
+  it("is not counted as started: exit code 2 with its error, never \"workers share the listening socket\"", async () => {
+    const cert = path.join(site.root, "workers-cert.pem");
+    const key = path.join(site.root, "workers-key.pem");
+    spawnSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost"], { encoding: "utf8" });
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    try {
+      const httpPort = (taken.address() as { port: number }).port;
+      const result = spawnSync("./bin/ashcast", ["serve", "--out", site.distDir, "--port", String(await freePort()), "--http-port", String(httpPort), "--tls-cert", cert, "--tls-key", key, "--workers", "2"], { cwd: REPO, encoding: "utf8", timeout: 60_000 });
+      expect(result.status, result.stdout + result.stderr).toBe(2);
+      expect(result.stderr).toContain(`--http-port: port ${httpPort} on 127.0.0.1 is in use`);
+      expect(result.stdout).not.toMatch(/share the listening socket/);
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+describe("SIGTERM during a SIGHUP reload", () => {
+  it("ends the reload and every worker, the new ones included: the primary exits", async () => {
+    const port = await freePort();
+    const server = await ashcast(["serve", "--out", site.distDir, "--port", String(port), "--workers", "2"], { env: { ASHCAST_WORKERS: "0" }, ready: /2 server workers share the listening socket/ });
+    try {
+      await waitFor("both workers to serve", () => workerPids(server.output()).size === 2);
+      server.process.kill("SIGHUP");
+      await waitFor("the first replacement to serve", () => workerPids(server.output()).size === 3, 60_000);
+      server.process.kill("SIGTERM");
+      await waitFor("the primary to exit", () => server.process.exitCode !== null || server.process.signalCode !== null, 60_000);
+      const pids = workerPids(server.output());
+      // Give a worker forked in the race a moment to show itself, then none may be alive.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const pid of workerPids(server.output())) pids.add(pid);
+      for (const pid of pids) expect(() => process.kill(pid, 0), `worker ${pid} has exited`).toThrow();
+      expect(server.output()).not.toMatch(/workers replaced/);
+    } finally {
+      await server.stop();
     }
   });
 });
