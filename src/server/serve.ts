@@ -309,6 +309,16 @@ export async function readTlsFiles(tls: { certFile: string; keyFile: string }): 
   } catch (error) {
     throw new UserError(`the TLS certificate and key cannot be used: ${(error as Error).message}`, { where: `${tls.certFile}, ${tls.keyFile}`, fix: "give a PEM certificate and its own private key (unencrypted)", cause: error });
   }
+  // An expired certificate, or one not valid yet, fails every handshake as a wrong pair does: said now.
+  const { X509Certificate } = await import("node:crypto");
+  const certificate = new X509Certificate(files.cert);
+  const now = Date.now();
+  if (Date.parse(certificate.validTo) < now) {
+    throw new UserError(`the TLS certificate expired on ${new Date(certificate.validTo).toISOString()}: every client would refuse it`, { where: "--tls-cert", fix: "renew the certificate (e.g. certbot renew) and give the new file" });
+  }
+  if (Date.parse(certificate.validFrom) > now) {
+    throw new UserError(`the TLS certificate is valid only from ${new Date(certificate.validFrom).toISOString()}: every client would refuse it until then`, { where: "--tls-cert", fix: "check this machine's clock, or give a certificate valid now" });
+  }
   return files;
 }
 

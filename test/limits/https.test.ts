@@ -5,7 +5,7 @@
  * believed only from its address; neither configured: loopback only.
  */
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -133,6 +133,26 @@ describe("direct TLS, with a plain-HTTP listener that redirects", () => {
       expect(res.headers["cache-control"]).toBe("no-store");
     }
     expectProblem(await http(server.httpUrl!, "/volcanicashforecast/0.1/token", { method: "POST", headers: { ...UA, "content-type": "application/x-www-form-urlencoded" }, body: "username=a&password=b" }), 403);
+  });
+
+  it("refuses a certificate that has expired or is not valid yet, at start, naming --tls-cert and its date", async () => {
+    const dir = path.join(site.root, "dated");
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "index.txt"), "");
+    await writeFile(path.join(dir, "serial"), "01\n");
+    await writeFile(path.join(dir, "ca.cnf"), `[ca]\ndefault_ca = own\n[own]\ndatabase = ${dir}/index.txt\nunique_subject = no\nnew_certs_dir = ${dir}\nserial = ${dir}/serial\ndefault_md = sha256\npolicy = any\n[any]\ncommonName = supplied\n`);
+    const datedKey = path.join(dir, "key.pem");
+    await run("openssl", ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", datedKey, "-out", path.join(dir, "req.csr"), "-subj", "/CN=localhost"]);
+    /** A certificate for datedKey valid from `start` to `end` (openssl's YYYYMMDDHHMMSSZ), signed by itself. */
+    const dated = async (name: string, start: string, end: string) => {
+      const file = path.join(dir, name);
+      await run("openssl", ["ca", "-config", path.join(dir, "ca.cnf"), "-selfsign", "-keyfile", datedKey, "-in", path.join(dir, "req.csr"), "-startdate", start, "-enddate", end, "-batch", "-notext", "-out", file]);
+      return file;
+    };
+    const expired = await dated("expired.pem", "20200101000000Z", "20200201000000Z");
+    await expect(serve(site, { tls: { certFile: expired, keyFile: datedKey } })).rejects.toThrow(expect.objectContaining({ where: "--tls-cert", message: expect.stringContaining("expired on 2020-02-01T00:00:00.000Z") }));
+    const future = await dated("future.pem", "20990101000000Z", "20990201000000Z");
+    await expect(serve(site, { tls: { certFile: future, keyFile: datedKey } })).rejects.toThrow(expect.objectContaining({ where: "--tls-cert", message: expect.stringContaining("valid only from 2099-01-01T00:00:00.000Z") }));
   });
 
   it("refuses a certificate and key that do not belong together, at start", async () => {
