@@ -55,3 +55,13 @@ export class JobCancelled extends UserError {
     super("the job was cancelled");
   }
 }
+
+/** Jobs waiting their turn at most: each may be a full rebuild of every run. */
+export const MAX_QUEUED_JOBS = 20;
+
+/** The queue holds MAX_QUEUED_JOBS already (a 429 to the operator). */
+export class JobQueueFull extends UserError {
+  constructor() {
+    super(`${MAX_QUEUED_JOBS} jobs are waiting their turn already`, { fix: "wait for them to run (GET /jobs), or cancel some, then submit again" });
+  }
+}

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { formatError, UserError } from "../errors.ts";
-import { JobCancelled, type Job, type JobExecutor, type JobOrder } from "../contract/jobs.ts";
+import { JobCancelled, JobQueueFull, MAX_QUEUED_JOBS, type Job, type JobExecutor, type JobOrder } from "../contract/jobs.ts";
 import type { CachePurge } from "../contract/cachePurges.ts";
 import type { AuditLog } from "./auditLog.ts";
 import { oneAtATime } from "../flow/oneAtATime.ts";
@@ -16,6 +16,7 @@ export type JobRequest = { kind: "rebuild"; runs: "all" | readonly string[] } | 
 
 /** Finished jobs kept for GET /jobs; older ones are only in the audit log. */
 const KEEP_FINISHED = 100;
+
 
 export class JobBoard {
   readonly #executor: JobExecutor;
@@ -34,10 +35,24 @@ export class JobBoard {
     this.#cachePurges = options.cachePurges;
   }
 
-  /** Queues the job and answers it as queued; it runs once the jobs before it have finished. */
+  /**
+   * Queues the job and answers it as queued; it runs once the jobs before it have finished. The same job
+   * waiting already is that job (a second full rebuild before the first began would only repeat it); a full
+   * queue throws JobQueueFull.
+   */
   async submit(request: JobRequest, who: string): Promise<Job> {
     const id = `${compactInstant(formatInstant(this.#now()))}-${randomBytes(3).toString("hex")}`;
     const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs === "all" ? "all" : [...request.runs] } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
+    const queued = [...this.#jobs.values()].filter((other) => other.state === "queued");
+    const same = queued.find((other) => describe(other) === describe(job));
+    if (same) {
+      await this.#audit.record({ who, action: "job-submit", target: same.id, outcome: "done", detail: `${describe(job)}: the same as job ${same.id}, still waiting` });
+      return this.#shown(same);
+    }
+    if (queued.length >= MAX_QUEUED_JOBS) {
+      await this.#audit.record({ who, action: "job-submit", target: id, outcome: "refused", detail: `${describe(job)}: ${MAX_QUEUED_JOBS} jobs waiting` });
+      throw new JobQueueFull();
+    }
     // Recorded first: a job the audit log cannot record is refused, never left on the board unrun.
     await this.#audit.record({ who, action: "job-submit", target: id, outcome: "done", detail: describe(job) });
     this.#jobs.set(id, job);

@@ -13,7 +13,7 @@ import { watchRuns, type Watcher } from "../../src/build/watch.ts";
 import { runJob } from "../../src/build/runJob.ts";
 import { JobBoard } from "../../src/operator/jobs.ts";
 import { createAuditLog } from "../../src/operator/auditLog.ts";
-import type { Job, JobExecutor } from "../../src/contract/jobs.ts";
+import { JobQueueFull, MAX_QUEUED_JOBS, type Job, type JobExecutor } from "../../src/contract/jobs.ts";
 import { readReleaseIndex } from "../../src/contract/readReleaseIndex.ts";
 import type { ReleaseIndex } from "../../src/contract/releaseIndex.ts";
 import { startServer, type RunningServer } from "../../src/server/serve.ts";
@@ -181,6 +181,24 @@ describe("cancelling jobs (the real watcher in this process)", () => {
     const bug = failing(new TypeError("cannot read properties of undefined"));
     const quiet = await finishedJob(bug, (await bug.submit({ kind: "cleanup" }, "alice")).id);
     expect(quiet).toMatchObject({ state: "failed", error: "Internal error: the job failed; the server's log has the details" });
+  });
+
+  it("answers a job the same as one still waiting with that job, and refuses one more than 20 waiting, naming the fix", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const board = new JobBoard({ executor: { run: () => gate.then(() => Promise.reject(new UserError("held for the test"))) }, audit: createAuditLog(auditFile) });
+    const running = await board.submit({ kind: "cleanup" }, "alice");
+    await waitFor("the first job to run", () => board.get(running.id)?.state === "running");
+    const first = await board.submit({ kind: "rebuild", runs: "all" }, "alice");
+    const again = await board.submit({ kind: "rebuild", runs: "all" }, "bob");
+    expect(again.id).toBe(first.id);
+    for (let i = 0; i < MAX_QUEUED_JOBS - 1; i++) await board.submit({ kind: "rebuild", runs: [`run-${i}`] }, "alice");
+    expect(board.list().filter((job) => job.state === "queued")).toHaveLength(MAX_QUEUED_JOBS);
+    await expect(board.submit({ kind: "cleanup" }, "alice")).rejects.toThrow(JobQueueFull);
+    expect((await auditLines(auditFile)).at(-1)).toMatchObject({ who: "alice", action: "job-submit", outcome: "refused" });
+    for (const job of board.list()) if (job.state === "queued") await board.cancel(job.id, "alice");
+    open();
+    await finishedJob(board, running.id);
   });
 
   it("a running rebuild stops between run folders: nothing is published, and the next rebuild publishes", async () => {

@@ -10,6 +10,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { Hono, type Context } from "hono";
+import { JobQueueFull } from "../../contract/jobs.ts";
 import { isRunFolderName } from "../../contract/runFolderNames.ts";
 import type { JobBoard, JobRequest } from "../../operator/jobs.ts";
 import { signedInUser } from "../accessControl.ts";
@@ -41,9 +42,11 @@ export function jobRoutes(base: string, jobs: JobBoard | undefined, runsDir: str
     }
     // A job the audit log cannot record is not queued (JobBoard.submit records first): nothing was done.
     const job = await jobs.submit(request, who(c)).catch((error: unknown) => {
+      if (error instanceof JobQueueFull) return error;
       console.error(`the job was not queued: the audit log cannot be written: ${(error as Error).message}`);
       return undefined;
     });
+    if (job instanceof JobQueueFull) return problemResponse(429, `${job.message}: ${job.fix}`);
     if (!job) return problemResponse(503, "the audit log cannot be written, so the job was not queued: an operator must make it writable (see the server's log), then send this again");
     return json(job, 202, { location: `${base}/jobs/${job.id}` });
   });
