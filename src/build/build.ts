@@ -20,9 +20,9 @@ import { checkRunsDirectory } from "./runsDirectory.ts";
 import { entryJson } from "../formats/memoJson.ts";
 import { formatInstant } from "../time/instant.ts";
 import { emptyState, type BuildState, type RunBuild, type RunState } from "./buildState.ts";
-import { eventsFromFeed, eventTime, MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
+import { describeChanges, eventsFromFeed, eventTime, MAX_CHANGELOG_EVENTS, publishedEvent, updatedEvent, withdrawnEvent, type ChangelogEvent } from "./changelog.ts";
 import { decidePublished, reportRun, type PublishDecision } from "./publishDecision.ts";
-import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, RELEASES_DIR, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
+import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
 import { foldersAfterChanges, inputsHash, listRunFolders, scanRuns, type RunFolder } from "./scanRuns.ts";
 import { isEarlierVersionOf, pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
 import { updateRun } from "./updateRun.ts";
@@ -170,7 +170,8 @@ async function previousBuild(options: BuildOptions, lockTakenOver: boolean, log:
 
 /** The changelog events of a release whose state cannot be read, from its feed; none when that cannot be read either. */
 async function eventsOfRelease(distDir: string, release: LoadedRelease): Promise<ChangelogEvent[]> {
-  const rss = await readFile(path.join(distDir, RELEASES_DIR, release.id, "changelog.rss"), "utf8").catch(() => undefined);
+  const stored = release.index.artefacts[release.index.lists.changelog]?.identity.file;
+  const rss = stored === undefined ? undefined : await readFile(path.join(distDir, stored), "utf8").catch(() => undefined);
   return rss === undefined ? [] : eventsFromFeed(rss).slice(0, MAX_CHANGELOG_EVENTS);
 }
 
@@ -248,7 +249,8 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
  * Changelog events: what is served now compared with what was served before. A run an upgraded ashcast
  * rendered again from the same files in the same folder, with the same settings, is no event: nothing in the
  * forecast changed (an upgrade would otherwise announce every run as updated). When the last release's state could not be read,
- * what it served is taken from its run list: a run it served is not announced again.
+ * what it served is taken from its run list: a run it served is not announced again, only what a client sees of
+ * it changing (type, description, layers).
  */
 async function changelogEvents(distDir: string, last: PreviousBuild, decision: PublishDecision, sameFilesNewPipeline: ReadonlySet<string>, now: string): Promise<ChangelogEvent[]> {
   const prevState = last.state;
@@ -259,7 +261,15 @@ async function changelogEvents(distDir: string, last: PreviousBuild, decision: P
     const old = servedBefore(reftime);
     const folder = decision.folderOf.get(reftime);
     if (!old) {
-      if (!Object.hasOwn(listedWithoutState, reftime)) events.push(publishedEvent(await readModel(distDir, build), now));
+      const listed = Object.hasOwn(listedWithoutState, reftime) ? listedWithoutState[reftime] : undefined;
+      if (!listed) events.push(publishedEvent(await readModel(distDir, build), now));
+      else if (listed.contentSha256 !== build.contentSha256) {
+        // What that release served against what is served now: without the state, only what a client sees is
+        // known to have changed (a type, a description, a layer), not a new rendering of the same forecast.
+        const before = await readModel(distDir, listed).catch(() => undefined);
+        const after = await readModel(distDir, build);
+        if (before && describeChanges(before, after).length > 0) events.push(updatedEvent(before, after, [], now));
+      }
     } else if (old.contentSha256 !== build.contentSha256 && !(folder !== undefined && prevState.published[reftime] === folder && sameFilesNewPipeline.has(folder))) {
       const [oldList, newList] = await Promise.all([readRunArtefacts(distDir, old), readRunArtefacts(distDir, build)]);
       events.push(updatedEvent(await readModel(distDir, old), await readModel(distDir, build), changedResources(oldList, newList), now));
@@ -317,11 +327,11 @@ function changedResources(before: RunArtefacts, after: RunArtefacts): string[] {
   return [...names].filter((name) => sha(before, name) !== sha(after, name)).sort();
 }
 
-async function readRunArtefacts(distDir: string, build: RunBuild): Promise<RunArtefacts> {
+async function readRunArtefacts(distDir: string, build: Pick<RunBuild, "dir">): Promise<RunArtefacts> {
   return RunArtefacts.parse(JSON.parse(await readFile(path.join(distDir, build.dir, RUN_ARTEFACTS_FILE), "utf8")));
 }
 
-async function readModel(distDir: string, build: RunBuild): Promise<AshModel> {
+async function readModel(distDir: string, build: Pick<RunBuild, "dir" | "json">): Promise<AshModel> {
   const list = await readRunArtefacts(distDir, build);
   return AshModel.parse(JSON.parse(await readFile(path.join(distDir, list.artefacts[build.json]!.identity.file), "utf8")));
 }

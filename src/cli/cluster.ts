@@ -18,7 +18,7 @@ const MAX_WORKERS = 64;
 /** `--workers`: a whole number from 1 written in digits (not `1e1` or `0x2`), or `auto` (the cores this process may use). */
 export function parseWorkers(text: string | undefined): number {
   if (text === undefined || text === "") return 1;
-  if (text === "auto") return availableParallelism();
+  if (text === "auto") return Math.min(availableParallelism(), MAX_WORKERS);
   const n = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
   if (!(n >= 1 && n <= MAX_WORKERS)) throw new UserError(`"${text}" is not a number of worker processes`, { where: "--workers", fix: `give a whole number from 1 to ${MAX_WORKERS} in digits, or auto for one per core` });
   return n;

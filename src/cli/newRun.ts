@@ -68,15 +68,18 @@ export async function newRun(options: NewRunOptions): Promise<string> {
   if (await stat(staging).catch(() => undefined)) {
     throw new UserError("a folder of that name is being delivered (NAME.part exists)", { where: staging, fix: "wait until it is renamed to NAME and edit that, or choose another NAME; remove it only if no copy is under way" });
   }
-  await mkdir(staging, { recursive: true });
-  for (const file of await readdir(TEMPLATE_DIR)) {
-    const template = await readFile(path.join(TEMPLATE_DIR, file), "utf8");
-    const escape = file.endsWith(".json") ? (v: string) => JSON.stringify(v).slice(1, -1) : escapeXml;
-    await writeFile(path.join(staging, file), template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => escape(values[key] ?? "")));
-  }
+  await mkdir(options.runsDir, { recursive: true });
+  // Not recursive: a NAME.part made meanwhile by a delivery is refused here, not written into.
+  await mkdir(staging);
   try {
+    for (const file of await readdir(TEMPLATE_DIR)) {
+      const template = await readFile(path.join(TEMPLATE_DIR, file), "utf8");
+      const escape = file.endsWith(".json") ? (v: string) => JSON.stringify(v).slice(1, -1) : escapeXml;
+      await writeFile(path.join(staging, file), template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => escape(values[key] ?? "")));
+    }
     await rename(staging, target);
   } catch (error) {
+    // Its own half-made NAME.part would be refused as a delivery by the next new-run.
     await rm(staging, { recursive: true, force: true });
     throw error;
   }

@@ -7,6 +7,7 @@
  * whole-run KML. Pure: bytes in memory, identical for identical input (a polygon's text is kept per polygon
  * object: areas are not changed once contoured).
  */
+import { withoutNonXmlCharacters } from "../formats/xmlCharacters.ts";
 import { ashClasses, ASH_FILL_OPACITY, classRange, classWithLower, formatThreshold, kmlColour } from "../contract/ashClasses.ts";
 import { noValueNote, noValueText } from "../contract/missingValues.ts";
 import { rfc7946Polygon } from "./antimeridian.ts";
@@ -238,8 +239,7 @@ const data = (name: string, value: string): string => `<Data name="${escapeXml(n
  * characters, lone surrogates, U+FFFE/U+FFFF) are dropped.
  */
 export function escapeXml(text: string): string {
-  return text
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "")
+  return withoutNonXmlCharacters(text)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")

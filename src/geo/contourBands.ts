@@ -10,7 +10,7 @@
  * by depth (even depth: outer ring, odd: hole). Work is restricted to the bounding box of the cells at
  * or above the lowest threshold; rings are simplified outward only (a dropped position never lies
  * outside the simplified ring, so no area at or above a threshold shrinks), far below the grid
- * resolution, in grid-index space, then mapped to lon/lat with no edge longer than a cell.
+ * resolution, in grid-index space, then mapped to lon/lat with no edge longer than 1.5 cells.
  *
  * Conventions: grid coordinates put the centre of column i at x = i and of row j at y = j
  * (values[y * nx + x]). NaN is missing: a level set stops at the last valid cell centre. At the grid's
@@ -124,7 +124,7 @@ function shifted(ring: readonly Position[], dx: number, dy: number): Position[] 
  * grid's line, into the ash on one side. Cut into edges of at most 1.5 cells it stays within a small fraction
  * of a cell; marching squares' own edges (at most √2 cells) are left whole, so other rings gain no positions.
  */
-export const MAX_EDGE_CELLS = 1.5;
+const MAX_EDGE_CELLS = 1.5;
 
 /** A ring of grid positions as longitude/latitude, with positions added on edges longer than MAX_EDGE_CELLS. */
 function onEarth(ring: readonly Position[], toLonLat: GridToLonLat): Position[] {

@@ -17,7 +17,6 @@ export type JobRequest = { kind: "rebuild"; runs: "all" | readonly string[] } | 
 /** Finished jobs kept for GET /jobs; older ones are only in the audit log. */
 const KEEP_FINISHED = 100;
 
-
 export class JobBoard {
   readonly #executor: JobExecutor;
   readonly #audit: AuditLog;
@@ -26,6 +25,7 @@ export class JobBoard {
   readonly #jobs = new Map<string, Job>();
   readonly #controllers = new Map<string, AbortController>();
   readonly #inTurn = oneAtATime();
+  readonly #submitting = oneAtATime();
 
   /** `cachePurges`: the publisher's recent purges (with --purge), for the records of the jobs that published. */
   constructor(options: { executor: JobExecutor; audit: AuditLog; now?: () => number; cachePurges?: () => readonly CachePurge[] }) {
@@ -40,7 +40,12 @@ export class JobBoard {
    * waiting already is that job (a second full rebuild before the first began would only repeat it); a full
    * queue throws JobQueueFull.
    */
-  async submit(request: JobRequest, who: string): Promise<Job> {
+  submit(request: JobRequest, who: string): Promise<Job> {
+    // One at a time: a burst submitted together must each see the jobs queued before it.
+    return this.#submitting(() => this.#submit(request, who));
+  }
+
+  async #submit(request: JobRequest, who: string): Promise<Job> {
     const id = `${compactInstant(formatInstant(this.#now()))}-${randomBytes(3).toString("hex")}`;
     const job: Job = { id, kind: request.kind, ...(request.kind === "rebuild" ? { runs: request.runs === "all" ? "all" : [...request.runs] } : {}), state: "queued", submittedBy: who, submitted: formatInstant(this.#now()) };
     const queued = [...this.#jobs.values()].filter((other) => other.state === "queued");

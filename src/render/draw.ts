@@ -116,6 +116,8 @@ export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: 
  */
 function projectedRings(projection: GeoProjection, centre: number, polygon: Polygon): Float64Array[] | undefined {
   const out: Float64Array[] = [];
+  // Holes without their outer ring would be filled by the even-odd rule: a polygon without one is not drawn.
+  if (polygon.outer.length < 3) return out;
   for (const ring of [polygon.outer, ...polygon.holes]) {
     if (ring.length < 3) continue;
     const xy = new Float64Array(ring.length * 2);

@@ -5,7 +5,7 @@
  * share one, src/render/bandImage.ts), one byte per
  * pixel, rows unfiltered (filter "none" compresses palette images best here), deflated at zlib level 6 on
  * the thread pool. A third of the bytes of the RGBA PNG it replaced, for a few milliseconds of quantising
- * (docs/benchmarks.md, "Publishing a full-size model run"; docs/decisions.md). Same pixels, same bytes.
+ * (docs/benchmarks.md, "Publishing a full-size model run"; docs/decisions.md). The same pixels and palette give the same bytes.
  */
 import { promisify } from "node:util";
 import { crc32, deflate } from "node:zlib";

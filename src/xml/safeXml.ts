@@ -69,7 +69,9 @@ export function parseUntrustedXml(bytes: Buffer, options: SafeXmlOptions): unkno
 function characterProblem(text: string): string | undefined {
   const raw = characterNotInXml(text);
   if (raw) return `${lineAndColumn(text, raw.index)}: character ${raw.name} is not allowed in XML (often pasted from another program): delete it`;
-  for (const match of text.matchAll(/&#(?:x([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g)) {
+  // References in CDATA sections and comments are text, not references: blanked (positions kept) before looking.
+  const markup = text.replace(/<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g, (part) => " ".repeat(part.length));
+  for (const match of markup.matchAll(/&#(?:x([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g)) {
     const code = match[1] !== undefined ? Number.parseInt(match[1], 16) : Number(match[2]);
     if (!isXmlCodePoint(code)) return `${lineAndColumn(text, match.index)}: ${match[0]} stands for ${code <= 0x10ffff ? codePointName(code) : "no character"}, which XML does not allow: delete it`;
   }

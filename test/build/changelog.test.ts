@@ -158,4 +158,17 @@ describe("the changelog across an upgrade", () => {
     expect(after.slice(1), "the items before, as they were").toEqual(before);
     expect(after[0]!.title).toBe("Withdrawn: Exercise run 2024-05-02T12:00:00Z");
   });
+
+  it("still announces what a client sees change (an Exercise become a Real Eruption) when the last state cannot be read", async () => {
+    ws = await makeWorkspace("ashcast-changelog-");
+    const run = await writeKmlRun(ws.runsDir, "2024-05-01-a");
+    const at = (time: string) => ({ runsDir: ws!.runsDir, distDir: ws!.distDir, publicUrl: PUBLIC_URL, now: fixedClock(time) });
+    await build(at("2026-11-27T10:00:00Z"));
+    const release = (await loadCurrentRelease(ws.distDir))!;
+    const head = path.join(ws.distDir, RELEASES_DIR, release.id, STATE_FILE);
+    await writeFile(head, (await readFile(head, "utf8")).replace(/"format":\s*(\d+)/, (_, n: string) => `"format":${Number(n) - 1}`));
+    await editManifest(run.dir, (m) => ({ ...m, type: "Real Eruption" }));
+    const rebuilt = await build(at("2026-11-27T11:00:00Z"));
+    expect(rebuilt.events).toMatchObject([{ kind: "updated", reftime: "2024-05-01T12:00:00Z", type: "Real Eruption", detail: expect.stringContaining("Type changed from Exercise to Real Eruption") }]);
+  });
 });

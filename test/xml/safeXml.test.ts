@@ -33,6 +33,8 @@ describe("parseUntrustedXml", () => {
     expect(() => parse("<a>&#12;</a>")).toThrow(/line 1, column 4: &#12; stands for U\+000C \(form feed\), which XML does not allow/);
     expect(() => parse("<a>&#x0;</a>")).toThrow(/&#x0; stands for U\+0000 \(null\)/);
     expect(() => parse("<a>&#x110000;</a>")).toThrow(/stands for no character/);
+    // In a CDATA section or a comment it is text, not a reference.
+    expect(parse("<a><![CDATA[&#12;]]><!-- &#1; --></a>").a).toBe("&#12;");
     expect(parse("<a>\tEyjafjallajökull\r\n🌋 &#9;&#x1F30B;</a>").a).toBe("Eyjafjallajökull\n🌋 \t🌋");
   });
 

@@ -123,7 +123,9 @@ async function upload(c: Context, base: string, operator: OperatorOptions | unde
   if (outcome.kind === "out-of-space") return problemResponse(507, "the server has no space left to store the upload; nothing was kept. Send it again once an operator has freed space in runs/.");
   if (outcome.kind === "refused") {
     await recordOutcome(audit, { who: who(c), action: "upload", target: folder ?? "", outcome: "refused", detail: outcome.detail });
-    return problemResponse(outcome.status, outcome.detail);
+    // Refused before its body was read to the end (a 409 for ?folder=, a 413 past the limit): the connection is closed
+    // after the answer, not kept reading what will never be stored.
+    return problemResponse(outcome.status, outcome.detail, { connection: "close" });
   }
   if (outcome.kind === "invalid") {
     const errors = outcome.report.issues.filter((issue) => issue.severity === "error").length;
