@@ -69,7 +69,7 @@ export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygo
 
 /**
  * Fills the threshold areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined.
- * Each position is projected and joined by straight lines: contoured areas have no edge longer than 1.5 grid
+ * Each position is projected and joined by straight lines: contoured areas have no edge longer than 4 grid
  * cells (src/geo/contourBands.ts), far below a pixel of curvature, and the even-odd fill needs no orientation.
  * d3-geo's path (resampling, clipping, orientation by spherical area) cost a third of the drawing. Only a
  * polygon that crosses the projection's cut, 180° from the map's centre (a map of the whole world), is left to
