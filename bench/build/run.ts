@@ -40,7 +40,7 @@ import { parseArgs } from "node:util";
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
 import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 import { writeArtefacts, type ArtefactDraft } from "../../src/build/artefacts.ts";
-import { mapBox, renderModelKml, renderModelMaps } from "../../src/build/renderModelOutput.ts";
+import { mapBox, mostOutlined, renderModelKml, renderModelMaps } from "../../src/build/renderModelOutput.ts";
 import { renderKmlLayers, renderModelJson } from "../../src/build/renderRun.ts";
 import { scanRuns } from "../../src/build/scanRuns.ts";
 import { validateRun } from "../../src/build/validateRun.ts";
@@ -51,8 +51,8 @@ import { iou, rasterise } from "../contour/rasterise.ts";
 import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import { openNetcdf4 } from "../../src/model/netcdf4.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
-import { drawBandImage, renderBandImage } from "../../src/render/bandImage.ts";
-import { quantise } from "../../src/render/palette.ts";
+import { bandImagePalette, drawBandImage, renderBandImage } from "../../src/render/bandImage.ts";
+import { PaletteIndexer, quantise } from "../../src/render/palette.ts";
 import { encodeIndexedPng, encodeRgbaPng } from "../../src/render/png.ts";
 import { clearBaseMapCache } from "../../src/render/basemap.ts";
 import { renderRunMap } from "../../src/render/runMap.ts";
@@ -468,8 +468,20 @@ await renderRunMap({
   bands: run.modelLayers.map((layer) => ({ label: layer.analysis.band.label, areas: layer.analysis.maximum })),
 });
 const runPngMs = performance.now() - runPngT0;
+// As the build does it: one palette for the run's band images (from each band's step with the most positions),
+// each image indexed against it; a palette chosen per image (as before) timed beside it.
+const paletteT0 = performance.now();
+const runPalette = bandImagePalette(
+  run.modelLayers.flatMap((layer) => {
+    const step = mostOutlined(layer.analysis.steps);
+    return step ? [{ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }] : [];
+  }),
+);
+const paletteMs = performance.now() - paletteT0;
+const indexer = new PaletteIndexer(runPalette);
 const drawMs: number[] = [];
 const quantiseMs: number[] = [];
+const perImagePaletteMs: number[] = [];
 const encodeMs: number[] = [];
 const pngBytes: number[] = [];
 for (const layer of run.modelLayers) {
@@ -477,12 +489,16 @@ for (const layer of run.modelLayers) {
     const t0 = performance.now();
     const drawn = drawBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } });
     const t1 = performance.now();
-    const indexed = quantise(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data, drawn.width, drawn.height, { keep: drawn.keep });
+    const pixels = drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data;
+    const indices = indexer.index(pixels);
     const t2 = performance.now();
-    pngBytes.push((await encodeIndexedPng(indexed)).length);
+    pngBytes.push((await encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: runPalette, indices, exact: false })).length);
     drawMs.push(t1 - t0);
     quantiseMs.push(t2 - t1);
     encodeMs.push(performance.now() - t2);
+    const t3 = performance.now();
+    quantise(pixels, drawn.width, drawn.height, { keep: drawn.keep });
+    perImagePaletteMs.push(performance.now() - t3);
   }
 }
 
@@ -766,11 +782,13 @@ detail.push(`| \`contourBands\`, 216 fields | ${s2(readTotals.contour)} | ${f1(r
 detail.push(`| \`contourBands\` of the 3 running maxima | ${s2(maxContourMs)} | ${f1(maxContourMs / 3)} | |`);
 detail.push(`| run PNG (\`renderRunMap\`, base map drawn afresh) | ${s2(runPngMs)} | ${f0(runPngMs)} | |`);
 detail.push(`| band images: drawing, 216 | ${s2(sum(drawMs))} | ${f1(median(drawMs))} median (first ${f0(drawMs[0]!)}: base map) | |`);
-detail.push(`| band images: \`getImageData\` + quantising to a palette (src/render/palette.ts) | ${s2(sum(quantiseMs))} | ${f1(median(quantiseMs))} median | |`);
+detail.push(`| band images: the run's palette (\`bandImagePalette\`: its samples drawn and quantised, once) | ${s2(paletteMs)} | ${f1(paletteMs)} | ${runPalette.length} colours |`);
+detail.push(`| band images: \`getImageData\` + indexing against the run's palette (src/render/palette.ts, PaletteIndexer) | ${s2(sum(quantiseMs))} | ${f1(median(quantiseMs))} median | |`);
+detail.push(`| … for comparison: a palette chosen per image (\`quantise\`, as before 2026-11-28) | ${s2(sum(perImagePaletteMs))} | ${f1(median(perImagePaletteMs))} median | |`);
 detail.push(`| band images: indexed PNG, zlib level 6 (thread pool, awaited one at a time) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB; **${f1(median(pngBytes) / 1024)} KB median** (${f1(Math.min(...pngBytes) / 1024)}–${f1(Math.max(...pngBytes) / 1024)}) |`);
 detail.push(`| PNG encoders, ${sample.length} of the band images: Skia's (\`canvas.encode("png")\`) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f1(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … \`getImageData\` + RGBA PNG, filter none, zlib level 3 (src/render/png.ts before issue 18) | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f1(median(alt.zlibBytes) / 1024)} KB median |`);
-detail.push(`| … the whole image (draw + quantise + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f1(median(alt.w600Bytes) / 1024)} KB median |`);
+detail.push(`| … the whole image (draw + a palette of its own + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f1(median(alt.w600Bytes) / 1024)} KB median |`);
 detail.push(`| gzip as built (level 6) of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
 detail.push(`| brotli as built (quality 11 for JSON below 4 KiB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
 detail.push(`| for comparison: gzip level 9 (as built before PIPELINE_VERSION 11) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
@@ -898,13 +916,13 @@ if (!flags["no-write"]) {
     `  (src/render/palette.ts, ash classes exact) against ${f1(median(alt.zlibBytes) / 1024)} KB for the same pixels as RGBA (the encoder before; with the base map's full`,
     `  anti-aliasing, as before issue 18, 181–184 KB) and ${f1(median(alt.skiaBytes) / 1024)} KB from Skia's encoder.`,
     `- Where the CPU goes (one item at a time, table above): reading ${s1(readTotals.read)} s (HDF5 inflate in h5wasm ${s1(readTotals.raw)} s, conversion ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw))} s),`,
-    `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images: drawing ${s1(sum(drawMs))} s, quantising ${s1(sum(quantiseMs))} s,`,
+    `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images: drawing ${s1(sum(drawMs))} s, indexing ${s1(sum(quantiseMs))} s (a palette per image: ${s1(sum(perImagePaletteMs))} s),`,
     `  deflating ${s1(sum(encodeMs))} s (${f1(median(drawMs) + median(quantiseMs) + median(encodeMs))} ms an image); writing ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s). Start-up: ${s1(startup)} s.`,
     `- What would give the target more margin, largest gain first (estimates from the rows above):`,
     `  1. HDF5 inflate runs in WebAssembly (${s1(readTotals.raw)} s of CPU): reading the raw chunks and inflating them with Node's zlib would`,
     `     take a part of that, if h5wasm gave the chunks.`,
     `  2. The band images share their frame (banner, legend, attribution) and base map: drawing the frame once per run and`,
-    `     copying it, and one palette per run instead of one per image, would save part of the ${s1(sum(drawMs) + sum(quantiseMs))} s of drawing and quantising.`,
+    `     copying it would save part of the ${s1(sum(drawMs))} s of drawing (the palette is chosen once per run already).`,
     `  3. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, which the build itself`,
     `     starts as each text is rendered, beside the maps; hashing and writing the files stay after them.`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,

@@ -95,7 +95,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
 }
 
 /** The step whose ash areas have the most positions (the first of equals), or undefined when there are no steps. */
-function mostOutlined<T extends { areas: ThresholdBand[] }>(steps: readonly T[]): T | undefined {
+export function mostOutlined<T extends { areas: ThresholdBand[] }>(steps: readonly T[]): T | undefined {
   let best: T | undefined;
   let most = -1;
   for (const step of steps) {
