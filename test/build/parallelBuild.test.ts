@@ -11,6 +11,7 @@ import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 import { build } from "../../src/build/build.ts";
 import { closeStepPool, stepWorkers } from "../../src/build/stepPool.ts";
 import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN } from "../model/helpers.ts";
+import { plte } from "../render/pixels.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const scratch: string[] = [];
@@ -46,16 +47,6 @@ async function artefacts(dir: string): Promise<Map<string, Buffer>> {
   };
   await walk(path.join(dir, "runs"));
   return out;
-}
-
-/** The PLTE chunk's data of a PNG. */
-function plte(png: Buffer): Buffer {
-  for (let at = 8; at < png.length; ) {
-    const length = png.readUInt32BE(at);
-    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
-    at += 12 + length;
-  }
-  throw new Error("no PLTE chunk");
 }
 
 async function buildWith(workers: string): Promise<Map<string, Buffer>> {

@@ -8,7 +8,7 @@ import { packedPixels } from "../../src/render/palette.ts";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
 import { EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
-import { basePixels, closeTo, imagePoint, over, pngSize, readPixels } from "./pixels.ts";
+import { basePixels, closeTo, imagePoint, over, plte, pngSize, readPixels } from "./pixels.ts";
 
 const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Partial<BandImageInput> = {}): BandImageInput => ({
   type,
@@ -216,14 +216,4 @@ function countDiffering(differs: (x: number, y: number) => boolean, rect: { x: n
   let n = 0;
   for (let y = rect.y; y < rect.y + rect.h; y++) for (let x = rect.x; x < rect.x + rect.w; x++) if (differs(x, y)) n++;
   return n;
-}
-
-/** The PLTE chunk's data of a PNG. */
-function plte(png: Buffer): Buffer {
-  for (let at = 8; at < png.length; ) {
-    const length = png.readUInt32BE(at);
-    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
-    at += 12 + length;
-  }
-  throw new Error("no PLTE chunk");
 }

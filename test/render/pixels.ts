@@ -70,3 +70,13 @@ export function over(under: readonly number[], fill: Rgb, alpha: number): [numbe
 export function closeTo(actual: readonly number[], expected: readonly number[], tolerance = 3): boolean {
   return [0, 1, 2].every((k) => Math.abs(actual[k]! - expected[k]!) <= tolerance);
 }
+
+/** The PLTE chunk's data of a PNG. */
+export function plte(png: Buffer): Buffer {
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
+    at += 12 + length;
+  }
+  throw new Error("no PLTE chunk");
+}
