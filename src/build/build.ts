@@ -248,9 +248,9 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
 /**
  * Changelog events: what is served now compared with what was served before. A run an upgraded ashcast
  * rendered again from the same files in the same folder, with the same settings, is no event: nothing in the
- * forecast changed (an upgrade would otherwise announce every run as updated). When the last release's state could not be read,
- * what it served is taken from its run list: a run it served is not announced again, only what a client sees of
- * it changing (type, description, layers).
+ * forecast changed (an upgrade would otherwise announce every run as updated). When the last release's state
+ * could not be read, what it served is taken from its run list: a run it served is not announced again, only
+ * what a client sees of it changing (type, description, layers).
  */
 async function changelogEvents(distDir: string, last: PreviousBuild, decision: PublishDecision, sameFilesNewPipeline: ReadonlySet<string>, now: string): Promise<ChangelogEvent[]> {
   const prevState = last.state;
