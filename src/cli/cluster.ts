@@ -55,10 +55,10 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
   ended.catch(() => {}); // awaited below; a crash loop may end it before that
 
   /**
-   * Forks a worker in `slot`. With `onEarlyExit` (the first start, SIGHUP), one that stops before
-   * listening is that caller's failure; otherwise it is replaced like any worker that stops.
+   * Forks a worker in `slot`; `waiter` (the first start, SIGHUP) learns when it serves. With it, one that stops
+   * before serving is that caller's failure; otherwise it is replaced like any worker that stops.
    */
-  const fork = (slot: RestartBackoff, onEarlyExit?: (error: Error) => void): Worker => {
+  const fork = (slot: RestartBackoff, waiter?: { serving: (worker: Worker) => void; onEarlyExit: (error: Error) => void }): Worker => {
     const worker = cluster.fork();
     const forkedAt = Date.now();
     let listened = false;
@@ -73,14 +73,14 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
       listened = true;
       serving.add(worker);
       started++;
-      worker.emit(SERVING_MESSAGE);
+      waiter?.serving(worker);
     };
     worker.on("message", onMessage);
     worker.once("exit", (code, signal) => {
       clearTimeout(survived);
       serving.delete(worker);
       // A reload or first start waiting for this worker learns it will not serve, also during a stop.
-      if (!listened && onEarlyExit) return onEarlyExit(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
+      if (!listened && waiter) return waiter.onEarlyExit(new UserError("a server worker stopped before listening", { where: "--workers", fix: "read the worker's error above; it is the same as `ashcast serve` without --workers would print" }));
       if (stopping || retiring.has(worker)) return;
       replace(slot, `worker ${worker.process.pid} stopped (${signal ?? `exit code ${code}`})${listened ? "" : " before listening"}`, slot.stopped({ listened, livedMs: Date.now() - forkedAt }));
     });
@@ -89,8 +89,7 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
 
   const forkListening = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
-      const worker = fork(restartBackoff(), reject);
-      worker.once(SERVING_MESSAGE, () => resolve(worker));
+      fork(restartBackoff(), { serving: resolve, onEarlyExit: reject });
     });
 
   /** Forks the slot's next worker after its backoff; in a crash loop with nobody serving, stops everything. */
