@@ -54,6 +54,8 @@ export interface ModelOutput {
   grid: ModelGrid;
   /** The flight-level variables present (MAX6h_ASH_fl...), in band order. */
   variables: ModelVariable[];
+  /** Variables named as flight-level ash (MAX6h_ASH_fl<lower>-<upper>) for a band the product does not have, e.g. fl550-650. */
+  unpublishedVariables: string[];
   /** SIMULATION_START_DATE, normalised, when the file has it. */
   simulationStart?: string;
   /** The `title` global attribute, when present. */

@@ -26,12 +26,12 @@ const STEPS = 4;
 const CELLS = 12; // 3 × 4
 const TIMES = Array.from({ length: STEPS }, (_, k) => (k + 1) / 24);
 
-/** Two bands of 4 steps; `missing(band, step, cell)` makes a cell the fill value. */
-async function writeRun(missing: (band: number, step: number, cell: number) => boolean): Promise<void> {
+/** Two bands of 4 steps (and any `extraBands`); `missing(band, step, cell)` makes a cell the fill value. */
+async function writeRun(missing: (band: number, step: number, cell: number) => boolean, extraBands: readonly string[] = []): Promise<void> {
   const folder = path.join(ws.runsDir, FOLDER);
   await mkdir(folder, { recursive: true });
   const data = (band: number) => Array.from({ length: STEPS * CELLS }, (_, k) => (missing(band, Math.floor(k / CELLS), k % CELLS) ? "_" : String(300 + k * 50))).join(", ");
-  const fields = ["MAX6h_ASH_fl000-200", "MAX6h_ASH_fl200-350"].map((name, band) => ({ name, attributes: ['units = "ug/m3"', "_FillValue = -1.f"], data: data(band) }));
+  const fields = ["MAX6h_ASH_fl000-200", "MAX6h_ASH_fl200-350", ...extraBands].map((name, band) => ({ name, attributes: ['units = "ug/m3"', "_FillValue = -1.f"], data: data(band) }));
   await ncgen(eemepCdl({ times: TIMES, fields }), path.join(folder, FILE), "nc4");
   await rm(path.join(folder, `${FILE}.cdl`), { force: true }); // ncgen's input, not a run file
   await writeFile(path.join(folder, "run.json"), `${JSON.stringify({ type: "Real Eruption", reftime: "2019-03-22T00:00:00Z", description: "Hekla: test run of the model chain" })}\n`);
@@ -125,5 +125,17 @@ describe.skipIf(!HAS_NETCDF_BIN)(`missing values in model output${HAS_NETCDF_BIN
         expect.stringMatching(/every flight-level variable .*not a forecast of clear air/),
       ],
     ]);
+  });
+
+  it("a flight-level variable for a band the product does not have: a warning naming it, the published bands unchanged", async () => {
+    await writeRun(() => false, ["MAX6h_ASH_fl550-650"]);
+    const run = runOf(await buildNow());
+    expect(run.status).toBe("published");
+    const warnings = run.issues.filter((issue) => issue.severity === "warning" && !issue.message.startsWith("no MAX6h_ASH_fl350-550"));
+    expect(warnings.map((issue) => [issue.file, issue.message])).toEqual([
+      [`${FOLDER}/${FILE}`, "MAX6h_ASH_fl550-650 is not a band of this product (SFC/FL200, FL200/350, FL350/550): its ash is in no map, ash area or /point series of this run"],
+    ]);
+    const release = await readRelease(ws.distDir);
+    expect(Object.keys(release.resources).filter((name) => /fl550|650/.test(name))).toEqual([]);
   });
 });

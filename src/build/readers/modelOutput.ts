@@ -34,6 +34,7 @@ export const modelOutputReader: InputReader = {
       const { noGeometry } = opened.grid;
       if (noGeometry) issues.warning(file.displayPath, noGeometry.message, noGeometry.fix);
       warnOfMissingBands(opened, file.displayPath, issues);
+      warnOfUnpublishedBands(opened, file.displayPath, issues);
       const model = await analyse(opened, file, context?.thresholds ?? DEFAULT_THRESHOLDS_MG_M3, issues);
       return { kind: "model-output", file, model };
     } catch (error) {
@@ -58,6 +59,20 @@ function warnOfMissingBands(output: ModelOutput, where: string, issues: Issues):
     where,
     `no ${absent.map((band) => band.variable).join(" or ")}: ${absent.map((band) => band.label).join(" and ")} ${absent.length === 1 ? "has" : "have"} no map, no ash areas and no /point series in this run, only ${output.variables.map((variable) => variable.band.label).join(" and ")}`,
     "deliver the model's output with every flight-level variable (EEMEP and SNAP write all three); a band left out is not a forecast of clear air",
+  );
+}
+
+/**
+ * Ash the file holds for a band the product does not have (e.g. MAX6h_ASH_fl550-650) is in none of the run's
+ * outputs: said, so that no one reads the published bands as all the ash the model forecast.
+ */
+function warnOfUnpublishedBands(output: ModelOutput, where: string, issues: Issues): void {
+  const names = output.unpublishedVariables;
+  if (names.length === 0) return;
+  issues.warning(
+    where,
+    `${names.join(", ")} ${names.length === 1 ? "is not a band" : "are not bands"} of this product (${FLIGHT_LEVEL_BANDS.map((band) => band.label).join(", ")}): ${names.length === 1 ? "its" : "their"} ash is in no map, ash area or /point series of this run`,
+    "nothing to mend in the file: this product publishes only its three bands; give clients who need the ash of another band the model's output itself",
   );
 }
 
