@@ -119,5 +119,5 @@ export function drawBandImage(input: BandImageInput, reuse?: Canvas): DrawnImage
   const missing = missingShare === undefined ? undefined : noValueText(missingShare);
   drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16, missing });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
-  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
+  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds, input.type) };
 }

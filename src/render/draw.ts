@@ -10,7 +10,7 @@ import { drawBaseMap, drawGraticuleLabels, type BaseMap } from "./basemap.ts";
 import { font } from "./fonts.ts";
 import { ashClasses, ASH_FILL_OPACITY, classWithLower, CONCENTRATION_UNITS, rgbOf } from "../contract/ashClasses.ts";
 import { packedPixels, packHex } from "./palette.ts";
-import { ATTRIBUTION, BASE_COLOURS, capitalised, legendEntries, noAshText, rgb, rgba, runTypeStyle } from "./style.ts";
+import { ATTRIBUTION, BASE_COLOURS, capitalised, legendEntries, noAshText, rgb, rgba, runTypeStyle, type RunTypeStyle } from "./style.ts";
 
 export interface Rect {
   x: number;
@@ -153,24 +153,34 @@ function inOneTurn(xy: Float64Array): Float64Array {
 /**
  * The colours an image must keep exactly through quantisation (src/render/png.ts): the base map's own, and
  * each ash class as drawn: its outline, and its fill over white (the legend) and over every base map colour,
- * blended by the same drawing code as the map (Skia's rounding, not ours).
+ * blended by the same drawing code as the map (Skia's rounding, not ours). For a run type with a watermark,
+ * also the base map under the watermark's fill and each class over that: a run's shared palette is chosen
+ * from a few of its images, which may have no ash where the watermark is.
  */
-export function exactColours(baseColours: Uint32Array, thresholds: readonly number[]): number[] {
+export function exactColours(baseColours: Uint32Array, thresholds: readonly number[], type: RunType): number[] {
   const classes = ashClasses(thresholds);
-  const under = [packHex("#ffffff"), ...baseColours];
-  const canvas = createCanvas(under.length, classes.length);
-  const ctx = canvas.getContext("2d");
-  const swatches = new Uint32Array(under);
-  classes.forEach((ashClass, row) => {
+  const style = runTypeStyle(type);
+  const watermarked = style.banner ? fillOver(baseColours, [watermarkFill(style)])[0]! : new Uint32Array(0);
+  const under = [packHex("#ffffff"), ...baseColours, ...watermarked];
+  const blended = fillOver(new Uint32Array(under), classes.map((ashClass) => rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY)));
+  return [...baseColours, ...watermarked, ...blended.flatMap((row) => [...row]), ...classes.map((c) => packHex(c.outline)), packHex(VOLCANO_COLOUR)];
+}
+
+/** Each fill drawn over every colour of `under`, by Skia as the map draws it: one row of results per fill. */
+function fillOver(under: Uint32Array, fills: readonly string[]): Uint32Array[] {
+  const ctx = createCanvas(under.length, fills.length).getContext("2d");
+  fills.forEach((fill, row) => {
     const line = ctx.createImageData(under.length, 1);
-    packedPixels(line.data).set(swatches);
+    packedPixels(line.data).set(under);
     ctx.putImageData(line, 0, row);
-    ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
+    ctx.fillStyle = fill;
     ctx.fillRect(0, row, under.length, 1);
   });
-  const blended = packedPixels(ctx.getImageData(0, 0, under.length, classes.length).data);
-  return [...baseColours, ...blended, ...classes.map((c) => packHex(c.outline)), packHex(VOLCANO_COLOUR)];
+  const pixels = packedPixels(ctx.getImageData(0, 0, under.length, fills.length).data);
+  return fills.map((_, row) => pixels.slice(row * under.length, (row + 1) * under.length));
 }
+
+const watermarkFill = (style: RunTypeStyle): string => rgba(style.colour, 0.16);
 
 /** Text with a white halo, readable over land, sea and ash. */
 export function haloText(ctx: SKRSContext2D, text: string, x: number, y: number, fill = TEXT, halo = 3): void {
@@ -309,7 +319,7 @@ export function drawWatermark(ctx: SKRSContext2D, panel: Rect, type: RunType): v
   ctx.lineWidth = 2;
   ctx.strokeStyle = rgba(style.colour, 0.45);
   ctx.strokeText(style.word, 0, 0);
-  ctx.fillStyle = rgba(style.colour, 0.16);
+  ctx.fillStyle = watermarkFill(style);
   ctx.fillText(style.word, 0, 0);
   ctx.restore();
 }

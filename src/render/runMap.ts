@@ -81,5 +81,5 @@ export function drawRunMap(input: RunMapInput): DrawnImage {
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds, input.quantity);
-  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds) };
+  return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds, input.type) };
 }

@@ -100,6 +100,27 @@ describe("renderBandImage", () => {
       for (let k = 0; k < 4; k++) error += Math.abs(((c >>> (8 * k)) & 255) - written[k]!);
     }
     expect(ash, "pixels of ash classes (over the base map, in the legend) and their outlines, none of them in the samples").toBeGreaterThan(2000);
+    // Ash over the watermark's letters (the samples had neither ash nor any other image's colours there) is exact too.
+    const pixelsOf = (type: BandImageInput["type"]) => {
+      const image = drawBandImage(input(type, []));
+      return packedPixels(image.ctx.getImageData(0, 0, image.width, image.height).data);
+    };
+    const plainExercise = pixelsOf("Exercise");
+    const plainReal = pixelsOf("Real Eruption");
+    const w = drawn.width;
+    const flat = (pixels: Uint32Array, p: number) => pixels[p - 1] === pixels[p] && pixels[p + 1] === pixels[p] && pixels[p - w] === pixels[p] && pixels[p + w] === pixels[p];
+    let ashOverWatermark = 0;
+    for (let y = panel.y + 1; y < panel.y + panel.h - 1; y++) {
+      for (let x = panel.x + 1; x < panel.x + panel.w - 1; x++) {
+        const p = y * w + x;
+        // Inside a letter of the watermark (where the Exercise's map differs from the Real Eruption's), under ash, away from any edge.
+        if (plainExercise[p] === plainReal[p] || before[p] === plainExercise[p] || !flat(plainExercise, p) || !flat(before, p)) continue;
+        ashOverWatermark++;
+        const [r, g, b, a] = after.at(x, y);
+        if (before[p] !== ((r | (g << 8) | (b << 16) | (a << 24)) >>> 0)) expect.fail(`ash over the watermark at ${x},${y}: ${before[p]!.toString(16)} drawn, ${[r, g, b, a]} written`);
+      }
+    }
+    expect(ashOverWatermark, "pixels of ash inside the watermark's letters").toBeGreaterThan(200);
     // Edges the samples did not have go to their nearest entry: on average well under one level of 255 per channel.
     expect(error / (before.length * 4)).toBeLessThan(1);
     // The same palette in the PNG whatever the image: PLTE is the palette given.
