@@ -261,7 +261,7 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     times,
     grid,
     variables: fieldVariables.map(({ name, band, units, meaning }) => ({ name, band, units, meaning })),
-    unpublishedVariables: [...source.variables.keys()].filter((name) => /^MAX6h_ASH_fl\d+-\d+$/i.test(name) && !FLIGHT_LEVEL_BANDS.some((band) => band.variable === name)),
+    unpublishedVariables: [...source.variables.keys()].filter((name) => /^MAX6h_ASH_fl\d+-\d+$/.test(name) && !FLIGHT_LEVEL_BANDS.some((band) => band.variable === name)),
     ...(simulationStart ? { simulationStart } : {}),
     ...(title ? { title } : {}),
     async readField(name: string, timeIndex: number): Promise<Float32Array> {
