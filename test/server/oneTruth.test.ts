@@ -4,7 +4,9 @@
  * just inside the areas' edges, where the contouring, its simplification and the cutting of long edges
  * could leave an area larger than the cells /point reads: the generated EEMEP run (regular grid), the SNAP
  * run (rotated pole, its areas drawn straight in longitude and latitude) and a grid across the antimeridian.
- * And each published band image shows, inside those areas, its own band's and step's class colours.
+ * A short flight through such a place, at that band's middle flight level and time, meets that class or a
+ * higher one (POST /route). And each published band image shows, inside the areas, its own band's and step's
+ * class colours.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -16,7 +18,7 @@ import { mapBox } from "../../src/build/renderModelOutput.ts";
 import { bandImageLayout, drawBandImage } from "../../src/render/bandImage.ts";
 import { getBaseMap } from "../../src/render/basemap.ts";
 import { basePixels, over, readPixels } from "../render/pixels.ts";
-import type { PointAnswer } from "../../src/contract/queries.ts";
+import type { PointAnswer, RouteAnswer } from "../../src/contract/queries.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
 import { modelSite, type ModelSite } from "./pointFixtures.ts";
 import { http } from "./serverFixtures.ts";
@@ -86,6 +88,26 @@ function nearRing(ring: number[][], x: number, y: number, r: number): boolean {
   return false;
 }
 
+/** The published ash areas of every run, band and every `every`-th step (read from dist/). */
+function* ashAreas(every: number): Generator<{ reftime: string; band: string; time: string; rank: number; className: string; polygons: Ring[][] }> {
+  const runsDir = path.join(m.site.distDir, "runs");
+  for (const dir of readdirSync(runsDir)) {
+    const runDir = path.join(runsDir, dir);
+    if (!readdirSync(runDir).includes("geojson")) continue;
+    const { reftime } = (JSON.parse(readFileSync(path.join(runDir, "model.json"), "utf8")) as { meta: { reftime: string } }).meta;
+    for (const bandDir of readdirSync(path.join(runDir, "geojson"), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)) {
+      const steps = readdirSync(path.join(runDir, "geojson", bandDir)).filter((name) => name.endsWith(".geojson")).sort();
+      for (const file of steps.filter((_, i) => i % every === 1)) {
+        const document = JSON.parse(readFileSync(path.join(runDir, "geojson", bandDir, file), "utf8")) as { features: Array<AshFeature | { properties: { kind: string } }> };
+        for (const feature of document.features.filter((f): f is AshFeature => f.properties.kind === "ash")) {
+          const { band, time } = feature.properties;
+          yield { reftime, band, time, rank: CLASS_RANK.get(feature.properties.class)!, className: feature.properties.class, polygons: feature.geometry.coordinates };
+        }
+      }
+    }
+  }
+}
+
 let m: ModelSite;
 beforeAll(async () => {
   m = await modelSite();
@@ -96,39 +118,55 @@ afterAll(async () => {
 });
 
 it("every place inside a published ash area gets at least its class from /point, at that band and time", async () => {
-  const runsDir = path.join(m.site.distDir, "runs");
   const checked = new Map<string, number>();
   const under: string[] = [];
   let asked = 0;
-  for (const dir of readdirSync(runsDir)) {
-    const runDir = path.join(runsDir, dir);
-    if (!readdirSync(runDir).includes("geojson")) continue;
-    const { reftime } = (JSON.parse(readFileSync(path.join(runDir, "model.json"), "utf8")) as { meta: { reftime: string } }).meta;
-    for (const bandDir of readdirSync(path.join(runDir, "geojson"), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)) {
-      const steps = readdirSync(path.join(runDir, "geojson", bandDir)).filter((name) => name.endsWith(".geojson")).sort();
-      for (const file of steps.filter((_, i) => i % 3 === 1)) {
-        const document = JSON.parse(readFileSync(path.join(runDir, "geojson", bandDir, file), "utf8")) as { features: Array<AshFeature | { properties: { kind: string } }> };
-        for (const feature of document.features.filter((f): f is AshFeature => f.properties.kind === "ash")) {
-          const { band, time } = feature.properties;
-          const rank = CLASS_RANK.get(feature.properties.class)!;
-          for (const [lon, lat] of placesInside(feature.geometry.coordinates)) {
-            // Every other place asks for the whole series (every step), the others for the one step.
-            const oneStep = asked++ % 2 === 0;
-            const res = await http(m.server, `/point?lat=${lat.toFixed(6)}&lon=${lon.toFixed(6)}${oneStep ? `&time=${time}` : ""}&reftime=${reftime}`, { headers: UA });
-            expect(res.status, `${reftime} ${band} ${time} at ${lat},${lon}: ${res.text()}`).toBe(200);
-            const { steps } = (res.json() as PointAnswer).series.find((series) => series.label === band)!;
-            const step = oneStep ? steps[0]! : steps.find((candidate) => candidate.time === time)!;
-            checked.set(reftime, (checked.get(reftime) ?? 0) + 1);
-            if (CLASS_RANK.get(step.class)! < rank) under.push(`${reftime} ${band} ${time}: inside a ${feature.properties.class} area at ${lat}, ${lon}, /point says ${step.class} (${step.value})`);
-          }
-        }
-      }
+  for (const { reftime, band, time, rank, className, polygons } of ashAreas(3)) {
+    for (const [lon, lat] of placesInside(polygons)) {
+      // Every other place asks for the whole series (every step), the others for the one step.
+      const oneStep = asked++ % 2 === 0;
+      const res = await http(m.server, `/point?lat=${lat.toFixed(6)}&lon=${lon.toFixed(6)}${oneStep ? `&time=${time}` : ""}&reftime=${reftime}`, { headers: UA });
+      expect(res.status, `${reftime} ${band} ${time} at ${lat},${lon}: ${res.text()}`).toBe(200);
+      const { steps } = (res.json() as PointAnswer).series.find((series) => series.label === band)!;
+      const step = oneStep ? steps[0]! : steps.find((candidate) => candidate.time === time)!;
+      checked.set(reftime, (checked.get(reftime) ?? 0) + 1);
+      if (CLASS_RANK.get(step.class)! < rank) under.push(`${reftime} ${band} ${time}: inside a ${className} area at ${lat}, ${lon}, /point says ${step.class} (${step.value})`);
     }
   }
   expect(under.slice(0, 10)).toEqual([]);
   // Every run was checked, at many places (none of them vacuously).
   expect([...checked.keys()].sort()).toHaveLength(3);
   for (const [reftime, count] of checked) expect(count, reftime).toBeGreaterThan(100);
+}, 300_000);
+
+it("a flight through a place inside a published ash area, at that band and time, meets at least its class", async () => {
+  const checked = new Map<string, number>();
+  const under: string[] = [];
+  let turn = 0;
+  for (const { reftime, band, time, rank, className, polygons } of ashAreas(3)) {
+    const [lower, upper] = band.match(/\d+/g)!.length === 2 ? band.match(/\d+/g)!.map(Number) : [0, Number(band.match(/\d+/)![0])];
+    const altitude = (((lower! + upper!) / 2) * 100 * 0.3048); // the band's middle flight level, in metres
+    for (const [lon, lat] of placesInside(polygons).filter((_, i) => i % 3 === 0)) {
+      // 0.5° each way (5 cells of these grids, so its ends read other cells), in a direction that turns from place
+      // to place; 20 minutes into the step. Its great circle passes within 0.001° of the place.
+      const angle = (turn++ * 2.399963) % Math.PI;
+      const [dx, dy] = [0.5 * Math.cos(angle), 0.5 * Math.sin(angle)];
+      const start = Date.parse(time);
+      const feature = {
+        type: "Feature",
+        geometry: { type: "LineString", coordinates: [[lon - dx, lat - dy, altitude], [lon + dx, lat + dy, altitude]] },
+        properties: { coordTimes: [new Date(start).toISOString(), new Date(start + 20 * 60_000).toISOString()] },
+      };
+      const res = await http(m.server, `/route?reftime=${reftime}`, { method: "POST", headers: { ...UA, "content-type": "application/geo+json" }, body: JSON.stringify(feature) });
+      expect(res.status, res.text()).toBe(200);
+      const met = (res.json() as RouteAnswer).models[0]!.bands.find((b) => b.label === band)!;
+      checked.set(reftime, (checked.get(reftime) ?? 0) + 1);
+      if (CLASS_RANK.get(met.class)! < rank) under.push(`${reftime} ${band} ${time}: through a ${className} area at ${lat}, ${lon} (heading ${angle.toFixed(2)} rad), the route met ${met.class} (${met.highest})`);
+    }
+  }
+  expect(under.slice(0, 10)).toEqual([]);
+  expect([...checked.keys()]).toHaveLength(3);
+  for (const [reftime, count] of checked) expect(count, reftime).toBeGreaterThan(50);
 }, 300_000);
 
 it("each band image shows its own band's and step's areas, in their class colours, where the GeoJSON has them", async () => {
