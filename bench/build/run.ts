@@ -37,7 +37,7 @@ import { cpus, loadavg, totalmem, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
+import { brotliCompressSync, constants as zlibConstants, deflateSync, gzipSync } from "node:zlib";
 import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 import { writeArtefacts, type ArtefactDraft } from "../../src/build/artefacts.ts";
 import { mapBox, mostOutlined, renderModelKml, renderModelMaps } from "../../src/build/renderModelOutput.ts";
@@ -484,6 +484,15 @@ const quantiseMs: number[] = [];
 const perImagePaletteMs: number[] = [];
 const encodeMs: number[] = [];
 const pngBytes: number[] = [];
+const wholeDeflateMs: number[] = [];
+const encodedDataBytes: number[] = [];
+/** The bytes of a PNG's IDAT chunks (its image data), without the other chunks. */
+const idatLength = (png: Buffer): number => {
+  let total = 0;
+  for (let at = 8; at < png.length; at += 12 + png.readUInt32BE(at)) if (png.toString("latin1", at + 4, at + 8) === "IDAT") total += png.readUInt32BE(at);
+  return total;
+};
+const wholeDeflateBytes: number[] = [];
 for (const layer of run.modelLayers) {
   for (const step of layer.analysis.steps) {
     const t0 = performance.now();
@@ -492,10 +501,19 @@ for (const layer of run.modelLayers) {
     const pixels = drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data;
     const indices = indexer.index(pixels);
     const t2 = performance.now();
-    pngBytes.push((await encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: runPalette, indices, exact: false })).length);
+    const png = await encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: runPalette, indices, exact: false });
+    pngBytes.push(png.length);
+    encodedDataBytes.push(idatLength(png));
     drawMs.push(t1 - t0);
     quantiseMs.push(t2 - t1);
     encodeMs.push(performance.now() - t2);
+    // For comparison: the same rows deflated whole, at once (src/render/png.ts before 2026-11-28).
+    const stride = drawn.width + 1;
+    const rows = Buffer.alloc(stride * drawn.height);
+    for (let y = 0; y < drawn.height; y++) rows.set(indices.subarray(y * drawn.width, (y + 1) * drawn.width), y * stride + 1);
+    const tw = performance.now();
+    wholeDeflateBytes.push(deflateSync(rows, { level: 6 }).length);
+    wholeDeflateMs.push(performance.now() - tw);
     const t3 = performance.now();
     quantise(pixels, drawn.width, drawn.height, { keep: drawn.keep });
     perImagePaletteMs.push(performance.now() - t3);
@@ -785,7 +803,8 @@ detail.push(`| band images: drawing, 216 | ${s2(sum(drawMs))} | ${f1(median(draw
 detail.push(`| band images: the run's palette (\`bandImagePalette\`: its samples drawn and quantised, once) | ${s2(paletteMs)} | ${f1(paletteMs)} | ${runPalette.length} colours |`);
 detail.push(`| band images: \`getImageData\` + indexing against the run's palette (src/render/palette.ts, PaletteIndexer) | ${s2(sum(quantiseMs))} | ${f1(median(quantiseMs))} median | |`);
 detail.push(`| … for comparison: a palette chosen per image (\`quantise\`, as before 2026-11-28) | ${s2(sum(perImagePaletteMs))} | ${f1(median(perImagePaletteMs))} median | |`);
-detail.push(`| band images: indexed PNG, zlib level 6 (thread pool, awaited one at a time) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB; **${f1(median(pngBytes) / 1024)} KB median** (${f1(Math.min(...pngBytes) / 1024)}–${f1(Math.max(...pngBytes) / 1024)}) |`);
+detail.push(`| band images: indexed PNG, zlib level 6 in stripes of 32 rows, a stripe seen before reused (src/formats/stripedDeflate.ts, on the drawing thread) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB; **${f1(median(pngBytes) / 1024)} KB median** (${f1(Math.min(...pngBytes) / 1024)}–${f1(Math.max(...pngBytes) / 1024)}) |`);
+detail.push(`| … for comparison: the same rows deflated whole at level 6 (before 2026-11-28; then on the thread pool) | ${s2(sum(wholeDeflateMs))} | ${f1(median(wholeDeflateMs))} median | ${mb(sum(wholeDeflateBytes))} MB of image data alone (PNGs with it: ${mb(sum(wholeDeflateBytes) + sum(pngBytes) - sum(encodedDataBytes))} MB) |`);
 detail.push(`| PNG encoders, ${sample.length} of the band images: Skia's (\`canvas.encode("png")\`) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f1(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … \`getImageData\` + RGBA PNG, filter none, zlib level 3 (src/render/png.ts before issue 18) | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f1(median(alt.zlibBytes) / 1024)} KB median |`);
 detail.push(`| … the whole image (draw + a palette of its own + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f1(median(alt.w600Bytes) / 1024)} KB median |`);

@@ -3,18 +3,20 @@
  * as indexed-colour PNG: the pixels reduced to a palette of at most 256 colours (src/render/palette.ts: the
  * ash classes and every frequent colour exact, anti-aliased edges to their nearest entry; a run's band images
  * share one, src/render/bandImage.ts), one byte per
- * pixel, rows unfiltered (filter "none" compresses palette images best here), deflated at zlib level 6 on
- * the thread pool. A third of the bytes of the RGBA PNG it replaced, for a few milliseconds of quantising
+ * pixel, rows unfiltered (filter "none" compresses palette images best here), deflated at zlib level 6 in
+ * stripes of rows, a stripe another image of this thread already had taken as it was compressed then
+ * (src/formats/stripedDeflate.ts). A third of the bytes of the RGBA PNG it replaced, for a few milliseconds of quantising
  * (docs/benchmarks.md, "Publishing a full-size model run"; docs/decisions.md). The same pixels and palette give the same bytes.
  */
 import { promisify } from "node:util";
 import { crc32, deflate } from "node:zlib";
 import { quantise, type IndexedImage, type QuantiseOptions } from "./palette.ts";
+import { StripedDeflater } from "../formats/stripedDeflate.ts";
 
 const deflateAsync = promisify(deflate);
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-/** zlib level of the image data: 6 gives 10 % fewer bytes than 3 for about 3 ms more per map; 9 is ten times slower for 4 % less. */
-const LEVEL = 6;
+/** The indexed images' deflater, one per thread: the band images a thread encodes share most of their rows. */
+const indexedRows = new StripedDeflater();
 
 /** What the encoder needs of a canvas: @napi-rs/canvas's SKRSContext2D fits. */
 export interface PixelSource {
@@ -46,7 +48,7 @@ export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
   const stride = width + 1;
   const raw = Buffer.alloc(stride * height); // filter byte 0 (none) at the start of every row
   for (let y = 0; y < height; y++) raw.set(indices.subarray(y * width, (y + 1) * width), y * stride + 1);
-  const compressed = await deflateAsync(raw, { level: LEVEL });
+  const compressed = indexedRows.deflate(raw, stride);
   return Buffer.concat([
     SIGNATURE,
     chunk("IHDR", header(width, height, 8, 3)),
