@@ -53,7 +53,7 @@ import { openNetcdf4 } from "../../src/model/netcdf4.ts";
 import { DEFAULT_THRESHOLDS_MG_M3 } from "../../src/model/types.ts";
 import { bandImagePalette, drawBandImage, renderBandImage } from "../../src/render/bandImage.ts";
 import { PaletteIndexer, quantise } from "../../src/render/palette.ts";
-import { encodeIndexedPng, encodeRgbaPng } from "../../src/render/png.ts";
+import { encodeIndexedPng, encodeRgbaPng, unfilteredRows } from "../../src/render/png.ts";
 import { clearBaseMapCache } from "../../src/render/basemap.ts";
 import { renderRunMap } from "../../src/render/runMap.ts";
 
@@ -508,9 +508,7 @@ for (const layer of run.modelLayers) {
     quantiseMs.push(t2 - t1);
     encodeMs.push(performance.now() - t2);
     // For comparison: the same rows deflated whole, at once (src/render/png.ts before 2026-11-28).
-    const stride = drawn.width + 1;
-    const rows = Buffer.alloc(stride * drawn.height);
-    for (let y = 0; y < drawn.height; y++) rows.set(indices.subarray(y * drawn.width, (y + 1) * drawn.width), y * stride + 1);
+    const rows = unfilteredRows(indices, drawn.width, drawn.height);
     const tw = performance.now();
     wholeDeflateBytes.push(deflateSync(rows, { level: 6 }).length);
     wholeDeflateMs.push(performance.now() - tw);

@@ -43,10 +43,9 @@ const mask = (tags: readonly string[]) => ["-p", `vsl_mask=${tags.map((t) => `-$
 const DEFAULT_LOG = ["-p", "vsl_mask=default"];
 
 /**
- * Each candidate is README.md's block (which masks a hit's records but Begin, End and Link) plus its arguments.
- * `tmpfs`: varnishd's working directory (-n: the shared-memory log and counters) on /dev/shm instead of beside the VCL.
+ * The least VCL that reaches the origins: no rules of ours, every request looked up, the built-in subroutines after.
+ * (The empty test of ashcast_purgers is there because varnishd refuses a VCL with an acl it never uses.)
  */
-/** The least VCL that reaches the origins: no rules of ours, every request looked up, the built-in subroutines after. */
 const BARE_VCL = `vcl 4.1;
 import directors;
 probe ashcast_health { .request = "GET /volcanicashforecast/0.1/healthz HTTP/1.1" "Host: ashcast" "User-Agent: varnish-health-probe" "X-Forwarded-Proto: https" "Connection: close"; .interval = 1s; }
@@ -55,6 +54,10 @@ include "ashcast-origin.vcl";
 sub vcl_recv { set req.backend_hint = origins.backend(); if (client.ip ~ ashcast_purgers) {} return (hash); }
 `;
 
+/**
+ * Each candidate is README.md's block (which masks a hit's records but Begin, End and Link) plus its arguments.
+ * `tmpfs`: varnishd's working directory (-n: the shared-memory log and counters) on /dev/shm instead of beside the VCL.
+ */
 interface Candidate { name: string; params?: string[]; vcl?: (text: string) => string; tmpfs?: boolean }
 const CANDIDATES: Candidate[] = [
   { name: "readme" },

@@ -114,8 +114,7 @@ interface Wrk {
   cpuUs: number;
 }
 
-/** User + system CPU of a process so far, in ms (clock ticks of 10 ms). */
-/** CPU time of a process and its children (the workers of `serve --workers`), in ms. */
+/** User + system CPU of a process and its children (the workers of `serve --workers`) so far, in ms (clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   const children = readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number));

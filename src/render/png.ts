@@ -45,10 +45,7 @@ export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
     alpha[i] = c >>> 24;
     if (alpha[i] !== 255) lastTranslucent = i;
   });
-  const stride = width + 1;
-  const raw = Buffer.alloc(stride * height); // filter byte 0 (none) at the start of every row
-  for (let y = 0; y < height; y++) raw.set(indices.subarray(y * width, (y + 1) * width), y * stride + 1);
-  const compressed = indexedRows.deflate(raw, stride);
+  const compressed = indexedRows.deflate(unfilteredRows(indices, width, height), width + 1);
   return Buffer.concat([
     SIGNATURE,
     chunk("IHDR", header(width, height, 8, 3)),
@@ -57,6 +54,14 @@ export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
     chunk("IDAT", compressed),
     chunk("IEND", Buffer.alloc(0)),
   ]);
+}
+
+/** The rows of an indexed image as a PNG stores them: each row's filter byte 0 (none), then its indices. */
+export function unfilteredRows(indices: Uint8Array, width: number, height: number): Buffer {
+  const stride = width + 1;
+  const rows = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) rows.set(indices.subarray(y * width, (y + 1) * width), y * stride + 1);
+  return rows;
 }
 
 /** A truecolour PNG of `rgba` (width × height pixels, 4 bytes each, not premultiplied), every pixel as it is. */
