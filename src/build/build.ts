@@ -24,6 +24,7 @@ import { describeChanges, eventsFromFeed, eventTime, MAX_CHANGELOG_EVENTS, publi
 import { decidePublished, reportRun, type PublishDecision } from "./publishDecision.ts";
 import { acquireBuildLock, currentReleaseId, loadCurrentRelease, recountSharedDirs, sweepTemporaries, type LoadedRelease } from "./releaseStore.ts";
 import { foldersAfterChanges, inputsHash, listRunFolders, scanRuns, type RunFolder } from "./scanRuns.ts";
+import { warmStepPool } from "./stepPool.ts";
 import { isEarlierVersionOf, pipelineKey, type PipelineSettings } from "./pipelineSettings.ts";
 import { updateRun } from "./updateRun.ts";
 import { publishViewer, type PublishedViewer } from "./viewer.ts";
@@ -209,7 +210,7 @@ async function updateRuns(options: BuildOptions, last: PreviousBuild, settledBef
   const known = (name: string) => !forced(name) && !pipelineChanged && options.changedFolders !== undefined && !options.changedFolders.has(name) && priorRuns[name] !== undefined && prevState.files[name] !== undefined;
   const priorFolders = prevState.folders;
   // A changed pipeline rebuilds every run from a fresh scan: no folder is taken on its stat.
-  const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files, { folderStats: pipelineChanged ? {} : priorFolders, settledBefore });
+  const scanned = await scanRuns(runsDir, folders.filter((folder) => !known(folder.name)), prevState.files, { folderStats: pipelineChanged ? {} : priorFolders, settledBefore, beforeModelOutputRead: warmStepPool });
   const scannedByName = new Map(scanned.map((entry) => [entry.run.folder, entry]));
   const runs: Record<string, RunState> = {};
   const files: BuildState["files"] = {};

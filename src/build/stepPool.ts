@@ -75,6 +75,11 @@ export function runStepTask<K extends keyof StepTasks>(task: K, input: Input<K>,
 /** Bytes from a worker arrive as a Uint8Array: the same bytes, as a Buffer (no copy). */
 export const bufferOf = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
+/** Worker threads running now, loaded or loading (tests see with it when the pool was started). */
+export function stepPoolWorkers(): number {
+  return pool?.workers ?? 0;
+}
+
 /** Stops the workers now (they also stop by themselves when idle). */
 export async function closeStepPool(): Promise<void> {
   await pool?.close();

@@ -15,7 +15,8 @@ import type { CachePurger } from "./cachePurger.ts";
 import { cleanDist, ensureDistDirectory, type DistCleanup } from "./releaseStore.ts";
 import { checkRunsDirectory } from "./runsDirectory.ts";
 import { listRunFolders } from "./scanRuns.ts";
-import { isTemporaryName } from "../contract/runFolderNames.ts";
+import { isModelOutputName, isTemporaryName } from "../contract/runFolderNames.ts";
+import { warmStepPool } from "./stepPool.ts";
 
 export interface WatchOptions extends BuildOptions {
   /** Quiet time on runs/ before a build starts. */
@@ -146,6 +147,8 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     if (folder && folder !== ".") changedFolders?.add(folder);
     const written = stats?.mtimeMs ?? Date.now();
     changedAt = Math.max(changedAt ?? 0, Math.min(written, Date.now()));
+    // Model output to read: the build's workers load their modules during the quiet time rather than after it.
+    if ((event === "add" || event === "change") && isModelOutputName(path.basename(filePath))) warmStepPool();
     schedule();
   };
 

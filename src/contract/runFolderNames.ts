@@ -19,6 +19,11 @@ export function isTemporaryName(name: string): boolean {
   );
 }
 
+/** A file named as NetCDF model output is (`.nc`, `.nc4`); the reader also takes such output by its bytes whatever its name. */
+export function isModelOutputName(name: string): boolean {
+  return /\.nc4?$/i.test(name);
+}
+
 /**
  * A file still arriving: `name.part` (docs/runs.md), or rsync's temporary `.name.XXXXXX`, which it renames over
  * `name` when that file is complete: while one is in a folder, the folder is being delivered.

@@ -8,7 +8,7 @@ import { lstat, mkdir, readFile, rename, stat, utimes, writeFile } from "node:fs
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { build, type BuildResult } from "../../src/build/build.ts";
-import { scanRun } from "../../src/build/scanRuns.ts";
+import { listRunFolders, scanRun, scanRuns, type FolderFingerprints, type ScannedFolder } from "../../src/build/scanRuns.ts";
 import { chunkName } from "../../src/formats/contentChunks.ts";
 import { PUBLIC_URL, editManifest, fixedClock, makeWorkspace, writeKmlRun, type Workspace, type WrittenKmlRun } from "./runFixtures.ts";
 
@@ -193,5 +193,45 @@ describe("scanRun: which times are trusted next time", () => {
     expect(mtimeMs).toBe(whole);
     expect((await scanRun(dir, "run", {}, { settledBefore: whole + 1999 })).fingerprints["run.json"]).not.toHaveProperty("ctimeMs");
     expect((await scanRun(dir, "run", {}, { settledBefore: whole + 2001 })).fingerprints["run.json"]?.ctimeMs).toBe(ctimeMs);
+  });
+});
+
+describe("scanRuns: model output to be read", () => {
+  /** The file system's clock now: what was written before it is trusted by the next scan (ScanOptions.settledBefore). */
+  async function fileSystemNow(): Promise<number> {
+    await settle();
+    const probe = path.join(ws.root, "clock-now");
+    await writeFile(probe, "");
+    return (await stat(probe)).ctimeMs;
+  }
+
+  it("tells the build once, before hashing, when a new or changed file is named as model output, and never otherwise", async () => {
+    let told = 0;
+    let cache: Record<string, FolderFingerprints> = {};
+    const scan = async (): Promise<ScannedFolder[]> => {
+      const scanned = await scanRuns(ws.runsDir, listRunFolders(ws.runsDir), cache, { settledBefore: await fileSystemNow(), beforeModelOutputRead: () => told++ });
+      cache = Object.fromEntries(scanned.map((entry) => [entry.run.folder, entry.fingerprints]));
+      return scanned;
+    };
+    await scan();
+    expect(told).toBe(0); // KML runs: nothing for the build's workers to read
+
+    const model = path.join(runs[0]!.dir, "eemep_hour_20240501T120000.nc");
+    await writeFile(model, "model output, as far as its name goes");
+    await writeFile(path.join(runs[1]!.dir, "snap_20240502T120000.NC4"), "and this one");
+    const added = await scan();
+    expect(told).toBe(1);
+    expect(added.reduce((sum, entry) => sum + entry.hashed, 0)).toBe(2);
+
+    await scan();
+    expect(told).toBe(1); // unchanged: not read again
+
+    await editManifest(runs[2]!.dir, (m) => ({ ...m, description: "Askja, second look" }));
+    await scan();
+    expect(told).toBe(1); // a changed manifest beside no model output
+
+    await writeFile(model, "model output, corrected");
+    await scan();
+    expect(told).toBe(2);
   });
 });

@@ -7,10 +7,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { mkdir, open, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, open, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import type { BuildResult } from "../../src/build/build.ts";
+import { closeStepPool, stepPoolWorkers } from "../../src/build/stepPool.ts";
 import { watchRuns, type WatchOptions, type Watcher } from "../../src/build/watch.ts";
 import type { AshModel } from "../../src/contract/ashModel.ts";
 import type { RunReport } from "../../src/contract/buildReport.ts";
@@ -36,6 +37,9 @@ import {
 } from "./crashFixtures.ts";
 
 const DEBOUNCE_MS = 150;
+/** A bundled sample run's model output (EEMEP, NetCDF-4). */
+const SAMPLE_RUN = new URL("../../runs/2026-03-14-hekla-exercise/", import.meta.url).pathname;
+const SAMPLE_OUTPUT = "eemep_hour_20260314T060000.nc";
 const STABILITY_MS = 300;
 /** Long enough for any event chokidar would deliver to have started a build (stability + poll + debounce, twice over). */
 const QUIET_MS = 2 * (STABILITY_MS + 100 + DEBOUNCE_MS);
@@ -625,5 +629,33 @@ describe("watchRuns: changes, withdrawals and bad runs", () => {
     await s.watcher.idle();
     const report = reportOf(s.outcomes.at(-1), "run-a");
     expect(report?.issues).toContainEqual(expect.objectContaining({ severity: "error", file: "run-a/extra.kml" }));
+  });
+});
+
+describe("watchRuns: the build's worker threads", () => {
+  test("start when model output arrives, during the quiet time before its build, and not for a manifest edit", async () => {
+    const workersBefore = process.env["ASHCAST_WORKERS"];
+    process.env["ASHCAST_WORKERS"] = "1";
+    cleanups.push(async () => {
+      await closeStepPool();
+      if (workersBefore === undefined) delete process.env["ASHCAST_WORKERS"];
+      else process.env["ASHCAST_WORKERS"] = workersBefore;
+    });
+    const a = spec(0, "Run A.");
+    // A quiet time long enough to look at the pool before the build it schedules.
+    const s = await startSession((runs) => writeRun(runs, "run-a", a), { watch: { debounceMs: 2_000 } });
+    await closeStepPool();
+
+    await writeFile(path.join(s.runsDir, "run-a", "run.json"), runJson({ ...a, description: "Run A, edited." }));
+    await waitFor("the edit built", async () => s.outcomes.length === 2);
+    expect(stepPoolWorkers(), "workers started for a KML run").toBe(0);
+    const buildsStarted = () => s.logs.filter((line) => line.startsWith("change:")).length;
+    const startedBefore = buildsStarted();
+
+    await copyFile(path.join(SAMPLE_RUN, SAMPLE_OUTPUT), path.join(s.runsDir, "run-a", SAMPLE_OUTPUT));
+    await waitFor("the worker started", async () => stepPoolWorkers() === 1, 5_000);
+    expect(buildsStarted(), "the worker was started by the build, not by the model output's arrival").toBe(startedBefore);
+    await waitFor("the model output built", async () => s.outcomes.length === 3, 30_000);
+    expect(s.outcomes[2]!.error).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@
 import { contourBands } from "../../geo/contourBands.ts";
 import type { ThresholdBand } from "../../geo/types.ts";
 import { isModelOutputFile, openModelOutput } from "../../model/openModelOutput.ts";
+import { isModelOutputName } from "../../contract/runFolderNames.ts";
 import { DEFAULT_THRESHOLDS_MG_M3, FLIGHT_LEVEL_BANDS, type ModelOutput } from "../../model/types.ts";
 import { UserError, UserErrors } from "../../errors.ts";
 import { formatInstant, normaliseInstant, parseInstant } from "../../time/instant.ts";
@@ -24,7 +25,7 @@ export const modelOutputReader: InputReader = {
   kind: "model-output",
   // By its bytes whatever its name; and any .nc file, so that one that is not NetCDF (an error page, an empty
   // copy) is an error naming it rather than a file left out of the run with a warning.
-  accepts: (file, head) => isModelOutputFile(head) || /\.nc4?$/i.test(file.name),
+  accepts: (file, head) => isModelOutputFile(head) || isModelOutputName(file.name),
   async read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined> {
     let output: ModelOutput | undefined;
     warmStepPool(); // the workers load while this thread checks the file's structure
