@@ -7,10 +7,13 @@
  * files written in place are held until their size has stayed the same for 1 s): that is the floor, and
  * what this measures above it is the build and the server's switch to the new release.
  *
- *   npm run bench:latency -- [--runs 10,1000] [--repeats 7] [--no-write]
+ * With --model each new run is model output (a copy of one generated EEMEP file, 150 × 70 cells, 3 bands × 24
+ * steps, with its own reftime), whose build reads, contours and draws in the build's worker threads.
+ *
+ *   npm run bench:latency -- [--runs 10,1000] [--repeats 7] [--model] [--no-write]
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import path from "node:path";
@@ -18,8 +21,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runSpec, writeRun, type RunSpec } from "../incremental.ts";
 import { writeDocsSection } from "../docsSection.ts";
+import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 
-const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "10,1000" }, repeats: { type: "string", default: "7" }, "no-write": { type: "boolean", default: false } } });
+const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "10,1000" }, repeats: { type: "string", default: "7" }, model: { type: "boolean", default: false }, "no-write": { type: "boolean", default: false } } });
 const sizes = flags.runs.split(",").map(Number);
 const repeats = Number(flags.repeats);
 const BIN = fileURLToPath(new URL("../../bin/ashcast", import.meta.url));
@@ -33,6 +37,21 @@ function status(url: string): Promise<number> {
     req.on("error", () => resolve(0));
     req.end();
   });
+}
+
+/** One generated model output, copied into every new run (its reftime is the run's own, in run.json). */
+let modelSource: Promise<{ dir: string; files: string[] }> | undefined;
+async function writeModelRun(parent: string, spec: RunSpec): Promise<void> {
+  modelSource ??= (async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "ashcast-latency-model-"));
+    const written = await writeEemepOutput({ outDir: dir });
+    return { dir, files: [written.file, written.volcanoXml ?? path.join(dir, "volcano.xml")].map((file) => path.basename(file)) };
+  })();
+  const source = await modelSource;
+  const folder = path.join(parent, spec.folder);
+  await mkdir(folder);
+  for (const file of source.files) await copyFile(path.join(source.dir, file), path.join(folder, file));
+  await writeFile(path.join(folder, "run.json"), `${JSON.stringify({ type: "Exercise", reftime: new Date(spec.reftime).toISOString().replace(".000Z", "Z") })}\n`);
 }
 
 async function measure(n: number): Promise<{ n: number; latencies: number[]; startMs: number }> {
@@ -58,7 +77,10 @@ async function measure(n: number): Promise<{ n: number; latencies: number[]; sta
   try {
     for (let r = 0; r < repeats; r++) {
       const spec: RunSpec = runSpec(n + r);
-      await writeRun(staging, spec);
+      // Runs arrive hours apart: each finds the build's workers stopped (they stop after 2 s without work).
+      if (flags.model) await new Promise((resolve) => setTimeout(resolve, 3_000));
+      if (flags.model) await writeModelRun(staging, spec);
+      else await writeRun(staging, spec);
       const url = `${base}/?reftime=${new Date(spec.reftime).toISOString().replace(".000Z", "Z")}`;
       const t0 = performance.now();
       await rename(path.join(staging, spec.folder), path.join(runsDir, spec.folder));
@@ -80,11 +102,12 @@ const quantile = (values: number[], q: number) => [...values].sort((a, b) => a -
 const rows = results.map((r) => `| ${r.n.toLocaleString("en")} | ${(r.startMs / 1000).toFixed(1)} | ${quantile(r.latencies, 0.5).toFixed(0)} | ${quantile(r.latencies, 0.9).toFixed(0)} | ${Math.max(...r.latencies).toFixed(0)} |`);
 const first = results[0]!;
 const last = results.at(-1)!;
-const section = `## Publish latency: a finished run folder to a served run
+const heading = flags.model ? "## Publish latency: a model-output run" : "## Publish latency: a finished run folder to a served run";
+const section = `${heading}
 
-\`npm run bench:latency -- --runs ${sizes.join(",")} --repeats ${repeats}\`: a real \`ashcast start\` on 127.0.0.1 with N runs
+\`npm run bench:latency -- --runs ${sizes.join(",")} --repeats ${repeats}${flags.model ? " --model" : ""}\`: a real \`ashcast start\` on 127.0.0.1 with N runs
 published (KML runs as in the incremental benchmark); each repeat renames a complete run folder into runs/ and polls
-\`GET /?reftime=\` every 5 ms until it answers 200. ${cpus().length} cores, measured ${new Date().toISOString().slice(0, 16)}Z.
+\`GET /?reftime=\` every 5 ms until it answers 200.${flags.model ? " Each new run is model output: one generated EEMEP file (150 × 70 cells, 3 bands × 24 steps), read, contoured and drawn in the build's worker threads; it is renamed in 3 s after the last was served, as runs arrive hours apart, so that it finds the workers stopped (after 2 s without work)." : ""} ${cpus().length} cores, measured ${new Date().toISOString().slice(0, 16)}Z.
 
 | runs present | start to serving (s) | latency median (ms) | p90 (ms) | max (ms) |
 |---:|---:|---:|---:|---:|
@@ -97,4 +120,4 @@ switch of \`dist/current\` and the server noticing it. With ${last.n.toLocaleStr
 the median is ${(quantile(last.latencies, 0.5) / quantile(first.latencies, 0.5)).toFixed(2)}× that with ${first.n}.
 `;
 process.stdout.write(`${section}\n`);
-if (!flags["no-write"]) writeDocsSection("## Publish latency: a finished run folder to a served run", section);
+if (!flags["no-write"]) writeDocsSection(heading, section);

@@ -8,4 +8,7 @@ import { serveTasks } from "../flow/workerPool.ts";
 
 enableCompileCache();
 const { STEP_TASKS } = await import("./stepTasks.ts");
+// Workers start when model output is found to read (src/build/scanRuns.ts, src/build/watch.ts): h5wasm's
+// WebAssembly is compiled now (~100 ms), while the build still scans or the watcher waits for quiet, not in the first read.
+await (await import("../model/netcdf4.ts")).h5wasmReady();
 serveTasks(STEP_TASKS);
