@@ -116,8 +116,8 @@ ${rows.join("\n")}
 The floor is the watcher's debounce: a build starts after 0.4 s without new events. A folder renamed into runs/
 whole is seen at once; files written in place are held until they have kept their size for 1 s (chokidar's
 awaitWriteFinish), so a copy made file by file in runs/ adds that second. The rest is the build of the new run, the
-switch of \`dist/current\` and the server noticing it. With ${last.n.toLocaleString("en")} runs
-the median is ${(quantile(last.latencies, 0.5) / quantile(first.latencies, 0.5)).toFixed(2)}× that with ${first.n}.
+switch of \`dist/current\` and the server noticing it.${last.n === first.n ? "" : ` With ${last.n.toLocaleString("en")} runs
+the median is ${(quantile(last.latencies, 0.5) / quantile(first.latencies, 0.5)).toFixed(2)}× that with ${first.n}.`}
 `;
 process.stdout.write(`${section}\n`);
 if (!flags["no-write"]) writeDocsSection(heading, section);
