@@ -19,7 +19,7 @@ export function isTemporaryName(name: string): boolean {
   );
 }
 
-/** A file named as NetCDF model output is (`.nc`, `.nc4`); the reader also takes such output by its bytes whatever its name. */
+/** Whether a name is that of NetCDF model output (`.nc`, `.nc4`); the reader also takes such output by its bytes, whatever its name. */
 export function isModelOutputName(name: string): boolean {
   return /\.nc4?$/i.test(name);
 }

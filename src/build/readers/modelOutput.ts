@@ -28,7 +28,8 @@ export const modelOutputReader: InputReader = {
   accepts: (file, head) => isModelOutputFile(head) || isModelOutputName(file.name),
   async read(file: RunInputFile, issues: Issues, context?: ReaderContext): Promise<InputReading | undefined> {
     let output: ModelOutput | undefined;
-    warmStepPool(); // the workers load while this thread checks the file's structure
+    // Started already when the scan found the file new or changed; not when an unchanged file is rebuilt (a new pipeline).
+    warmStepPool();
     try {
       const opened = await openModelOutput(file.absolutePath, file.displayPath);
       output = opened;
