@@ -12,7 +12,9 @@
  *    (ASHCAST_WORKERS=0), unless --skip-sequential, and builds with one and two cores kept busy by
  *    spinning processes (a shared machine, reproducibly), unless --skip-contended. Unless --skip-arenas, each
  *    build is followed by the same build with glibc's default number of malloc arenas (8 per core) instead of
- *    the 2 bin/ashcast sets, for peak RSS and time side by side.
+ *    the 2 bin/ashcast sets, for peak RSS and time side by side. No dist is deleted until the bench ends (new
+ *    files are slower to create beside ones just deleted on this file system); one last build follows the
+ *    deletion of one of them, to show that cost.
  * 2. Where the time goes: the stages of a build run in this process, one after the other, with the
  *    build's own functions (scanRuns, validateRun, the renderers, writeArtefacts), wall and CPU time
  *    (CPU of the whole process: the thread pool's PNG encoding and compression included); and
@@ -249,10 +251,14 @@ const endToEnd: EndToEnd[] = [];
 const GLIBC_DEFAULT_ARENAS = String(8 * NCPU);
 const defaultArenas: Array<{ wallMs: number; cpuS: number; maxRssMB: number }> = [];
 let lastDist = "";
+// Each build writes into a directory of its own, and none is deleted until the bench ends: on this machine's root
+// file system (ext4 without a journal) a new file's inode is searched for past every inode freed in the last one to
+// six minutes, so a build right after 1,539 files were deleted beside it took ~1 s longer to write its files
+// (measured apart below, "right after a release's files were deleted").
+for (const name of readdirSync(CACHE)) if (name.startsWith("dist-")) rmSync(path.join(CACHE, name), { recursive: true, force: true });
 for (let r = 0; r < REPEATS; r++) {
   const quiet = await waitForQuiet();
   const dist = path.join(CACHE, `dist-${r}`);
-  rmSync(dist, { recursive: true, force: true });
   const before = cpuJiffies();
   const result = await timedProcess("./bin/ashcast", BUILD_ARGS(dist));
   const machineCores = coresBusy(before, cpuJiffies());
@@ -272,34 +278,34 @@ for (let r = 0; r < REPEATS; r++) {
     bytes: sum(files.map((f) => f.size)),
   });
   log(`build ${r + 1}/${REPEATS}: ${s2(result.wallMs)} s wall, ${f0(result.maxRssKB / 1024)} MB peak RSS, ${f2(ownCores)} cores used, others ${f2(Math.max(0, machineCores - ownCores))} cores (idle wait ${s1(quiet.waitedMs)} s, ${f2(quiet.busy)} busy)`);
-  if (lastDist && !flags.keep) rmSync(lastDist, { recursive: true, force: true });
   lastDist = dist;
   if (!flags["skip-arenas"]) {
     await waitForQuiet();
-    const other = path.join(CACHE, "dist-arenas");
-    rmSync(other, { recursive: true, force: true });
+    const other = path.join(CACHE, `dist-arenas-${r}`);
     const paired = await timedProcess("./bin/ashcast", BUILD_ARGS(other), { ...process.env, MALLOC_ARENA_MAX: GLIBC_DEFAULT_ARENAS });
     if (paired.code !== 0) throw new Error(`ashcast build failed (exit ${paired.code}):\n${paired.stdout}\n${paired.stderr}`);
     defaultArenas.push({ wallMs: paired.wallMs, cpuS: paired.userS + paired.sysS, maxRssMB: paired.maxRssKB / 1024 });
     log(`  the same with glibc's ${GLIBC_DEFAULT_ARENAS} malloc arenas: ${s2(paired.wallMs)} s wall, ${f0(paired.maxRssKB / 1024)} MB peak RSS`);
-    rmSync(other, { recursive: true, force: true });
   }
 }
 // One build on one thread (ASHCAST_WORKERS=0: what the workers are measured against), then builds with
 // one and with two spinning processes (started here, stopped by their pids) competing for the 2 cores:
 // a shared machine, reproducibly.
-const extraRuns: Array<{ label: string; spinners: number; run: EndToEnd }> = [];
-const variants = [
+// Last, a build right after the files of one of the builds above (a release's worth) were deleted beside it, as a
+// service's garbage collection does with a superseded run: what the bench measured until 2026-11-28.
+const extraRuns: Array<{ label: string; spinners: number; afterDeletion?: boolean; run: EndToEnd }> = [];
+const variants: Array<{ label: string; spinners: number; env: NodeJS.ProcessEnv; afterDeletion?: boolean }> = [
   ...(flags["skip-sequential"] ? [] : [{ label: "on one thread (`ASHCAST_WORKERS=0`)", spinners: 0, env: { ...process.env, ASHCAST_WORKERS: "0" } }]),
   ...(flags["skip-contended"] ? [] : [1, 2].map((spinners) => ({ label: `with ${spinners} spinning process${spinners > 1 ? "es" : ""}`, spinners, env: process.env }))),
+  ...(REPEATS > 1 ? [{ label: "right after a release's files were deleted", spinners: 0, env: process.env, afterDeletion: true }] : []),
 ];
-for (const { label, spinners, env } of variants) {
+for (const [v, { label, spinners, env, afterDeletion }] of variants.entries()) {
   const quiet = await waitForQuiet();
   const spinning = Array.from({ length: spinners }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
   if (spinners > 0) await sleep(1000);
   try {
-    const dist = path.join(CACHE, "dist-variant");
-    rmSync(dist, { recursive: true, force: true });
+    const dist = path.join(CACHE, `dist-variant-${v}`);
+    if (afterDeletion) rmSync(path.join(CACHE, "dist-0"), { recursive: true, force: true });
     const before = cpuJiffies();
     const result = await timedProcess("./bin/ashcast", BUILD_ARGS(dist), env);
     const machineCores = coresBusy(before, cpuJiffies());
@@ -316,15 +322,15 @@ for (const { label, spinners, env } of variants) {
       files: 0,
       bytes: 0,
     };
-    extraRuns.push({ label, spinners, run });
+    extraRuns.push({ label, spinners, ...(afterDeletion ? { afterDeletion } : {}), run });
     log(`build ${label}: ${s2(result.wallMs)} s wall, ${f2(ownCores)} cores used, others ${f2(run.othersCores)} cores`);
-    rmSync(dist, { recursive: true, force: true });
   } finally {
     for (const child of spinning) if (child.pid !== undefined) process.kill(child.pid);
   }
 }
 const contended = extraRuns.filter((r) => r.spinners > 0);
-const sequential = extraRuns.find((r) => r.spinners === 0)?.run;
+const sequential = extraRuns.find((r) => r.spinners === 0 && !r.afterDeletion)?.run;
+const afterDeletion = extraRuns.find((r) => r.afterDeletion)?.run;
 const published = walk(path.join(lastDist, "runs"));
 const byKind = (test: (f: string) => boolean) => {
   const list = published.filter((f) => test(f.file));
@@ -337,7 +343,6 @@ const out = {
   br: byKind((f) => f.endsWith(".br")),
   all: byKind(() => true),
 };
-if (!flags.keep) rmSync(lastDist, { recursive: true, force: true });
 
 // Process start-up and module loading: the same binary with nothing to do.
 const startupMs: number[] = [];
@@ -922,6 +927,9 @@ if (!flags["no-write"]) {
         : ` The gap is what runs on one thread: ${s2(startup)} s of process start-up and module loading, the main thread's merge of the read steps, the KML, GeoJSON and assembly, and the release (sha256, writing, the switch).`),
     sequential
       ? `  On one thread (\`ASHCAST_WORKERS=0\`) the same build took ${s2(sequential.wallMs)} s for ${f1(sequential.userS + sequential.sysS)} s of CPU: the workers made the wall clock ${wall <= sequential.wallMs ? `${pct(1 - wall / sequential.wallMs)} shorter` : `${pct(wall / sequential.wallMs - 1)} longer`}.`
+      : "",
+    afterDeletion
+      ? `- **Right after deletions.** The same build right after the ${out.all.n} files of one of the builds above were deleted in the same directory took ${s2(afterDeletion.wallMs)} s (${f1(afterDeletion.sysS)} s of system CPU against ${f1(median(endToEnd.map((e) => e.sysS)))} s): this file system (ext4 without a journal) passes over every inode freed in the last one to six minutes to find a new file's, so a build that follows a garbage collection (a superseded run's files) writes its own files more slowly. The builds above write into directories with none freed by the bench.`
       : "",
     `- **Memory: ${rssMet ? "met" : "missed"}.** Peak RSS ${f0(rssPeak)} MB (max of the ${REPEATS} builds) against ≤ ${TARGET_RSS_MB} MB: every artefact of the run is held in memory`,
     `  until it is written (${mb(out.png.bytes + out.kml.bytes)} MB of PNG and KML bodies), each worker holds its own modules, h5wasm heap, fonts and base maps (≈ 100–200 MB),` +
