@@ -8,7 +8,6 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
 import type { Artefact } from "../contract/releaseIndex.ts";
-import { inOrder } from "../flow/inOrder.ts";
 import { fewAtATime } from "../flow/oneAtATime.ts";
 
 /** Drafts written at once (their compression is bounded apart: compressInTurn). */
@@ -96,39 +95,76 @@ function variants(draft: ArtefactDraft): Promise<Variants> {
 }
 
 /**
- * Writes the drafts into `dir` (a fresh directory; `dirFromDist` is its path relative to the dist
- * directory) and returns their index entries.
+ * Writes drafts into `dir` (a fresh directory; `dirFromDist` is its path relative to the dist directory) as
+ * they are handed over, a few at a time: a run's files are written while the rest of it is still drawn.
  */
-export async function writeArtefacts(dir: string, dirFromDist: string, drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
-  // Every body's compression is queued first, in order: the thread pool compresses while this thread writes.
-  startCompressing(drafts);
-  const entries = await inOrder(
-    drafts.map((draft) => async (): Promise<[string, Artefact]> => {
-      const target = path.join(dir, draft.file);
-      await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, draft.body);
-      const digest = createHash("sha256").update(draft.body).digest();
-      const sha256 = digest.toString("hex");
-      const tag = digest.toString("base64url").slice(0, 27);
-      const file = path.posix.join(dirFromDist, draft.file);
-      const entry: Artefact = { contentType: draft.contentType, sha256, identity: { file, size: draft.body.length, etag: `"${tag}"` } };
-      if (compressible(draft)) {
-        const [gz, br] = await variants(draft);
-        // A variant that saves nothing is not worth a header dance.
-        if (gz.length < draft.body.length) {
-          await writeFile(`${target}.gz`, gz);
-          entry.gzip = { file: `${file}.gz`, size: gz.length, etag: `"${tag}-gz"` };
-        }
-        if (br.length < draft.body.length) {
-          await writeFile(`${target}.br`, br);
-          entry.br = { file: `${file}.br`, size: br.length, etag: `"${tag}-br"` };
-        }
-      }
-      return [draft.key, entry];
-    }),
-    WRITES_IN_FLIGHT,
-  );
-  return Object.fromEntries(entries);
+export class ArtefactWriter {
+  readonly #dir: string;
+  readonly #dirFromDist: string;
+  readonly #writes = new Map<ArtefactDraft, Promise<Artefact>>();
+  readonly #inTurn = fewAtATime(WRITES_IN_FLIGHT);
+
+  constructor(dir: string, dirFromDist: string) {
+    this.#dir = dir;
+    this.#dirFromDist = dirFromDist;
+  }
+
+  /** Starts compressing and writing drafts not handed over before, in order. */
+  add(drafts: readonly ArtefactDraft[]): void {
+    // Every body's compression is queued first, in order: the thread pool compresses while this thread writes.
+    startCompressing(drafts);
+    for (const draft of drafts) {
+      if (this.#writes.has(draft)) continue;
+      const write = this.#inTurn(() => writeDraft(this.#dir, this.#dirFromDist, draft));
+      write.catch(() => {}); // awaited by entries()
+      this.#writes.set(draft, write);
+    }
+  }
+
+  /** The index entries of `drafts` (written now if not handed over before), in their order; on failure, once no write is under way. */
+  async entries(drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
+    this.add(drafts);
+    try {
+      return Object.fromEntries(await Promise.all(drafts.map(async (draft) => [draft.key, await this.#writes.get(draft)!] as const)));
+    } catch (error) {
+      await this.settled();
+      throw error;
+    }
+  }
+
+  /** Resolves once no write is under way (before the directory is removed: nothing is written into it after). */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#writes.values());
+  }
+}
+
+/** Writes the drafts into `dir` (see ArtefactWriter) and returns their index entries. */
+export function writeArtefacts(dir: string, dirFromDist: string, drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
+  return new ArtefactWriter(dir, dirFromDist).entries(drafts);
+}
+
+async function writeDraft(dir: string, dirFromDist: string, draft: ArtefactDraft): Promise<Artefact> {
+  const target = path.join(dir, draft.file);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, draft.body);
+  const digest = createHash("sha256").update(draft.body).digest();
+  const sha256 = digest.toString("hex");
+  const tag = digest.toString("base64url").slice(0, 27);
+  const file = path.posix.join(dirFromDist, draft.file);
+  const entry: Artefact = { contentType: draft.contentType, sha256, identity: { file, size: draft.body.length, etag: `"${tag}"` } };
+  if (compressible(draft)) {
+    const [gz, br] = await variants(draft);
+    // A variant that saves nothing is not worth a header dance.
+    if (gz.length < draft.body.length) {
+      await writeFile(`${target}.gz`, gz);
+      entry.gzip = { file: `${file}.gz`, size: gz.length, etag: `"${tag}-gz"` };
+    }
+    if (br.length < draft.body.length) {
+      await writeFile(`${target}.br`, br);
+      entry.br = { file: `${file}.br`, size: br.length, etag: `"${tag}-br"` };
+    }
+  }
+  return entry;
 }
 
 /** Deterministic JSON bytes: key order is the order the object was built in, one trailing newline. */

@@ -8,11 +8,11 @@ import path from "node:path";
 import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, type Artefact, type RunArtefacts } from "../contract/releaseIndex.ts";
 import { sortKeys } from "../formats/sortKeys.ts";
 import { compactInstant } from "../time/instant.ts";
-import { jsonBody, startCompressing, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
+import { ArtefactWriter, jsonBody, type ArtefactDraft } from "./artefacts.ts";
 import { runPngKey } from "./artefactNames.ts";
 import type { RunBuild, RunState } from "./buildState.ts";
 import type { PipelineSettings } from "./pipelineSettings.ts";
-import { RUNS_DIR, writeStaged } from "./releaseStore.ts";
+import { createStagingDir, RUNS_DIR, type StagingDir } from "./releaseStore.ts";
 import { renderRun, RUN_RENDERERS } from "./renderRun.ts";
 import { inputsHash, unchangedSinceScan, type FolderFingerprints, type ScannedRun } from "./scanRuns.ts";
 import { validateRun } from "./validateRun.ts";
@@ -47,10 +47,26 @@ export async function updateRun(
 
   let read: Awaited<ReturnType<typeof validateRun>>;
   let drafts: ArtefactDraft[] = [];
+  // The run's files are written into a staging directory as they are rendered, renamed into place once all are.
+  let staging: { staged: StagingDir; writer: ArtefactWriter; dirName: string; dirFromDist: string } | undefined;
+  const discard = async (): Promise<void> => {
+    if (!staging) return;
+    await staging.writer.settled();
+    await staging.staged.discard();
+  };
   try {
     read = await validateRun(run, settings);
-    if (read.assembled) drafts = await renderRun(read.assembled, RUN_RENDERERS, startCompressing);
+    if (read.assembled) {
+      // Same inputs make the same directory name; a requested rebuild must not trust what is there.
+      const dirName = `${compactInstant(read.assembled.model.meta.reftime)}-${inputs.slice(0, 16)}${settings.forced ? `-${randomBytes(4).toString("hex")}` : ""}`;
+      const dirFromDist = path.posix.join(RUNS_DIR, dirName);
+      const staged = await createStagingDir(settings.distDir, RUNS_DIR);
+      const writer = new ArtefactWriter(staged.dir, dirFromDist);
+      staging = { staged, writer, dirName, dirFromDist };
+      drafts = await renderRun(read.assembled, RUN_RENDERERS, (rendered) => writer.add(rendered));
+    }
   } catch (error) {
+    await discard();
     // Files that changed or went away while being read (a folder renamed or withdrawn, a file half-moved) fail
     // in many ways: this run waits for the next build, the others publish. Anything else is not the files' doing.
     if (!(await unchangedSinceScan(run))) return changedWhileRead(run, prior);
@@ -58,22 +74,26 @@ export async function updateRun(
   }
   const { issues, assembled } = read;
   const base: RunState = { inputs, waiting: false, issues: issues.list, ...(prior?.lastGood ? { lastGood: prior.lastGood } : {}) };
-  if (!assembled) return base;
+  if (!assembled || !staging) return base;
 
   const reftime = assembled.model.meta.reftime;
   // Its inputs hash no longer names what was read: build it again once the files are still.
-  if (!(await unchangedSinceScan(run))) return changedWhileRead(run, prior);
-  // Same inputs make the same directory name; a requested rebuild must not trust what is there.
-  const dirName = `${compactInstant(reftime)}-${inputs.slice(0, 16)}${settings.forced ? `-${randomBytes(4).toString("hex")}` : ""}`;
-  const dirFromDist = path.posix.join(RUNS_DIR, dirName);
-  const artefacts = await writeStaged(settings.distDir, RUNS_DIR, async (staged) => {
-    const written = await writeArtefacts(staged.dir, dirFromDist, drafts);
+  if (!(await unchangedSinceScan(run))) {
+    await discard();
+    return changedWhileRead(run, prior);
+  }
+  const { staged, writer, dirName, dirFromDist } = staging;
+  let artefacts: Record<string, Artefact>;
+  try {
+    artefacts = await writer.entries(drafts);
     const resources = Object.fromEntries(drafts.flatMap((d) => (d.resourceName ? [[d.resourceName, d.key]] : [])));
-    const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime, artefacts: sortKeys(written), resources: sortKeys(resources) };
+    const list: RunArtefacts = { format: RUN_ARTEFACTS_FORMAT, reftime, artefacts: sortKeys(artefacts), resources: sortKeys(resources) };
     await writeFile(path.join(staged.dir, RUN_ARTEFACTS_FILE), jsonBody(list));
     await staged.commit(dirName);
-    return written;
-  });
+  } catch (error) {
+    await discard();
+    throw error;
+  }
   const current: RunBuild = {
     inputs,
     reftime,

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { brotliDecompressSync, gzipSync } from "node:zlib";
-import { CONTENT_TYPES, startCompressing, writeArtefacts, type ArtefactDraft } from "../../src/build/artefacts.ts";
+import { ArtefactWriter, CONTENT_TYPES, startCompressing, writeArtefacts, type ArtefactDraft } from "../../src/build/artefacts.ts";
 import { renderRun, type RunRenderer } from "../../src/build/renderRun.ts";
 import type { AssembledRun } from "../../src/build/assembleRun.ts";
 
@@ -50,6 +50,35 @@ describe("writeArtefacts", () => {
       }
       expect(entry.gzip?.file).toBe(`runs/x/${draft.file}.gz`);
     }
+  });
+});
+
+describe("ArtefactWriter", () => {
+  it("writes drafts as they are handed over, before their entries are asked for, and gives the entries writeArtefacts gives, in the drafts' order", async () => {
+    const drafts = Array.from({ length: 6 }, (_, i) => kmlDraft(i));
+    const [streamed, whole] = [await mkdtemp(path.join(tmpdir(), "ashcast-writer-")), await mkdtemp(path.join(tmpdir(), "ashcast-writer-"))];
+    dirs.push(streamed, whole);
+    const writer = new ArtefactWriter(streamed, "runs/x");
+    writer.add(drafts.slice(2, 4)); // a renderer's drafts, while the others are still being drawn
+    await writer.settled();
+    expect((await readdir(path.join(streamed, "kml"))).sort()).toEqual(["2.kml", "2.kml.br", "2.kml.gz", "3.kml", "3.kml.br", "3.kml.gz"]);
+    writer.add(drafts.slice(4));
+    const entries = await writer.entries(drafts); // the first two were never handed over: written now
+    expect(Object.keys(entries)).toEqual(drafts.map((d) => d.key));
+    expect(entries).toEqual(await writeArtefacts(whole, "runs/x", drafts));
+    expect((await readdir(path.join(streamed, "kml"))).length).toBe(drafts.length * 3);
+  });
+
+  it("fails only once every write under way has ended, so that the directory can be removed with nothing written into it after", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "ashcast-writer-"));
+    dirs.push(dir);
+    await writeFile(path.join(dir, "kml"), "a file where the drafts' directory should be");
+    const blocked = kmlDraft(0);
+    const others = Array.from({ length: 12 }, (_, i) => ({ ...kmlDraft(i + 1), key: `runs/x/${i}.kml`, file: `${i}.kml` }));
+    const writer = new ArtefactWriter(dir, "runs/x");
+    await expect(writer.entries([blocked, ...others])).rejects.toThrow(/ENOTDIR|EEXIST/);
+    // Every other draft (and its variants) was written by the time the failure was reported.
+    expect((await readdir(dir)).length).toBe(1 + others.length * 3);
   });
 });
 
