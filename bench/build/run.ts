@@ -951,8 +951,8 @@ if (!flags["no-write"]) {
     `     take a part of that, if h5wasm gave the chunks.`,
     `  2. The band images share their frame (banner, legend, attribution) and base map: drawing the frame once per run and`,
     `     copying it would save part of the ${s1(sum(drawMs))} s of drawing (the palette is chosen once per run already).`,
-    `  3. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, which the build itself`,
-    `     starts as each text is rendered, beside the maps; hashing and writing the files stay after them.`,
+    `  3. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, hashing and file writes, which the`,
+    `     build itself does as each renderer hands its drafts over, beside the maps (src/build/artefacts.ts, ArtefactWriter).`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,
     picks.length
       ? `- Contour stage vs gdal_contour: on the six fields the gdal_contour processes take ${f1(gdalRatio)}× the time of \`contourBands\`` +
