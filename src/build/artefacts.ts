@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants as zlibConstants, gzip } from "node:zlib";
 import type { Artefact } from "../contract/releaseIndex.ts";
+import { InternalError } from "../errors.ts";
 import { fewAtATime } from "../flow/oneAtATime.ts";
 
 /** Drafts written at once (their compression is bounded apart: compressInTurn). */
@@ -103,6 +104,7 @@ export class ArtefactWriter {
   readonly #dirFromDist: string;
   readonly #writes = new Map<ArtefactDraft, Promise<Artefact>>();
   readonly #inTurn = fewAtATime(WRITES_IN_FLIGHT);
+  #stopped = false;
 
   constructor(dir: string, dirFromDist: string) {
     this.#dir = dir;
@@ -111,6 +113,8 @@ export class ArtefactWriter {
 
   /** Starts compressing and writing drafts not handed over before, in order. */
   add(drafts: readonly ArtefactDraft[]): void {
+    // A renderer still at work after another failed hands its drafts over after the directory was removed.
+    if (this.#stopped) return;
     // Every body's compression is queued first, in order: the thread pool compresses while this thread writes.
     startCompressing(drafts);
     for (const draft of drafts) {
@@ -123,6 +127,7 @@ export class ArtefactWriter {
 
   /** The index entries of `drafts` (written now if not handed over before), in their order; on failure, once no write is under way. */
   async entries(drafts: readonly ArtefactDraft[]): Promise<Record<string, Artefact>> {
+    if (this.#stopped) throw new InternalError("ArtefactWriter.entries after stop()");
     this.add(drafts);
     try {
       return Object.fromEntries(await Promise.all(drafts.map(async (draft) => [draft.key, await this.#writes.get(draft)!] as const)));
@@ -132,9 +137,15 @@ export class ArtefactWriter {
     }
   }
 
-  /** Resolves once no write is under way (before the directory is removed: nothing is written into it after). */
+  /** Resolves once no write is under way. */
   async settled(): Promise<void> {
     await Promise.allSettled(this.#writes.values());
+  }
+
+  /** Takes no more drafts and resolves once no write is under way: the directory may be removed then, nothing is written into it after. */
+  stop(): Promise<void> {
+    this.#stopped = true;
+    return this.settled();
   }
 }
 

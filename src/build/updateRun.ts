@@ -51,7 +51,7 @@ export async function updateRun(
   let staging: { staged: StagingDir; writer: ArtefactWriter; dirName: string; dirFromDist: string } | undefined;
   const discard = async (): Promise<void> => {
     if (!staging) return;
-    await staging.writer.settled();
+    await staging.writer.stop();
     await staging.staged.discard();
   };
   try {

@@ -80,6 +80,20 @@ describe("ArtefactWriter", () => {
     // Every other draft (and its variants) was written by the time the failure was reported.
     expect((await readdir(dir)).length).toBe(1 + others.length * 3);
   });
+
+  it("takes no drafts once stopped: a renderer that finishes after another failed writes nothing into the removed directory", async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), "ashcast-writer-"));
+    dirs.push(parent);
+    const dir = path.join(parent, "staged");
+    const writer = new ArtefactWriter(dir, "runs/x");
+    writer.add([kmlDraft(1)]);
+    await writer.stop();
+    await rm(dir, { recursive: true, force: true }); // what the build does with a failed run's staging directory
+    writer.add([kmlDraft(2)]);
+    await writer.settled();
+    expect(await readdir(parent)).toEqual([]);
+    await expect(writer.entries([kmlDraft(3)])).rejects.toThrow(/Internal error/);
+  });
 });
 
 describe("renderRun", () => {
