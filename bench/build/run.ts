@@ -254,11 +254,12 @@ let lastDist = "";
 // Each build writes into a directory of its own, and none is deleted until the bench ends: on this machine's root
 // file system (ext4 without a journal) a new file's inode is searched for past every inode freed in the last one to
 // six minutes, so a build right after 1,539 files were deleted beside it took ~1 s longer to write its files
-// (measured apart below, "right after a release's files were deleted").
-for (const name of readdirSync(CACHE)) if (name.startsWith("dist-")) rmSync(path.join(CACHE, name), { recursive: true, force: true });
+// (measured apart below, "right after a release's files were deleted"). Named by this process: what an earlier bench
+// left (--keep, or killed) is not deleted before the builds either, only with this bench's own at the end.
+const distName = (what: string): string => path.join(CACHE, `dist-${process.pid}-${what}`);
 for (let r = 0; r < REPEATS; r++) {
   const quiet = await waitForQuiet();
-  const dist = path.join(CACHE, `dist-${r}`);
+  const dist = distName(String(r));
   const before = cpuJiffies();
   const result = await timedProcess("./bin/ashcast", BUILD_ARGS(dist));
   const machineCores = coresBusy(before, cpuJiffies());
@@ -281,7 +282,7 @@ for (let r = 0; r < REPEATS; r++) {
   lastDist = dist;
   if (!flags["skip-arenas"]) {
     await waitForQuiet();
-    const other = path.join(CACHE, `dist-arenas-${r}`);
+    const other = distName(`arenas-${r}`);
     const paired = await timedProcess("./bin/ashcast", BUILD_ARGS(other), { ...process.env, MALLOC_ARENA_MAX: GLIBC_DEFAULT_ARENAS });
     if (paired.code !== 0) throw new Error(`ashcast build failed (exit ${paired.code}):\n${paired.stdout}\n${paired.stderr}`);
     defaultArenas.push({ wallMs: paired.wallMs, cpuS: paired.userS + paired.sysS, maxRssMB: paired.maxRssKB / 1024 });
@@ -304,8 +305,8 @@ for (const [v, { label, spinners, env, afterDeletion }] of variants.entries()) {
   const spinning = Array.from({ length: spinners }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
   if (spinners > 0) await sleep(1000);
   try {
-    const dist = path.join(CACHE, `dist-variant-${v}`);
-    if (afterDeletion) rmSync(path.join(CACHE, "dist-0"), { recursive: true, force: true });
+    const dist = distName(`variant-${v}`);
+    if (afterDeletion) rmSync(distName("0"), { recursive: true, force: true });
     const before = cpuJiffies();
     const result = await timedProcess("./bin/ashcast", BUILD_ARGS(dist), env);
     const machineCores = coresBusy(before, cpuJiffies());
