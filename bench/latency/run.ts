@@ -77,10 +77,11 @@ async function measure(n: number): Promise<{ n: number; latencies: number[]; sta
   try {
     for (let r = 0; r < repeats; r++) {
       const spec: RunSpec = runSpec(n + r);
-      // Runs arrive hours apart: each finds the build's workers stopped (they stop after 2 s without work).
-      if (flags.model) await new Promise((resolve) => setTimeout(resolve, 3_000));
-      if (flags.model) await writeModelRun(staging, spec);
-      else await writeRun(staging, spec);
+      if (flags.model) {
+        // Runs arrive hours apart: each finds the build's workers stopped (they stop after 2 s without work).
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await writeModelRun(staging, spec);
+      } else await writeRun(staging, spec);
       const url = `${base}/?reftime=${new Date(spec.reftime).toISOString().replace(".000Z", "Z")}`;
       const t0 = performance.now();
       await rename(path.join(staging, spec.folder), path.join(runsDir, spec.folder));
