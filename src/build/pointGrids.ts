@@ -51,14 +51,19 @@ export interface StepCodes {
 let scratchCells = new Uint32Array(0);
 let scratchValues = new Uint16Array(0);
 
-/** A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no coding. One pass over the field. */
-export function stepCodes(field: Float32Array): StepCodes {
+/**
+ * A field (mg/m³, row-major) as the codes of its cells that are not 0: most cells hold no ash, and 0 needs no
+ * coding. One pass over the field, or only over `nonZero` (FieldCells.nonZero) when given.
+ */
+export function stepCodes(field: Float32Array, nonZero?: Uint32Array): StepCodes {
   if (scratchCells.length < field.length) {
     scratchCells = new Uint32Array(field.length);
     scratchValues = new Uint16Array(field.length);
   }
   let count = 0;
-  for (let i = 0; i < field.length; i++) {
+  const visited = nonZero?.length ?? field.length;
+  for (let k = 0; k < visited; k++) {
+    const i = nonZero ? nonZero[k]! : k;
     const value = field[i]!;
     if (value !== 0) {
       scratchCells[count] = i;

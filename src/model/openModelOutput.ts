@@ -29,7 +29,7 @@ import { MODEL_LIMITS } from "./limits.ts";
 import { openNetcdf3 } from "./netcdf3.ts";
 import { openNetcdf4 } from "./netcdf4.ts";
 import { isNumericType, numberAttribute, textAttribute, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
-import { FLIGHT_LEVEL_BANDS, type ModelGrid, type ModelOutput, type ModelVariable } from "./types.ts";
+import { FLIGHT_LEVEL_BANDS, type FieldCells, type ModelGrid, type ModelOutput, type ModelVariable } from "./types.ts";
 import { CONCENTRATION_UNITS_EXAMPLES, concentrationToMgPerM3 } from "./units.ts";
 
 const HDF5_MAGIC = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -255,6 +255,15 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
   const title = textAttribute(source.globalAttributes, "title")?.trim();
   const simulationStart = simulationStartOf(textAttribute(source.globalAttributes, "SIMULATION_START_DATE"));
   let closed = false;
+  const readFieldCells = async (name: string, timeIndex: number): Promise<FieldCells> => {
+    if (closed) throw new InternalError(`readField(${name}) after close()`);
+    const variable = fieldVariables.find((candidate) => candidate.name === name);
+    if (!variable) throw new InternalError(`readField: ${name} is not a flight-level variable of ${where}`);
+    if (!Number.isInteger(timeIndex) || timeIndex < 0 || timeIndex >= steps) throw new InternalError(`readField: time index ${timeIndex} outside 0..${steps - 1}`);
+    const raw = await source.readStep(name, timeIndex);
+    if (raw.length !== nx * ny) fail(`variable ${name} gave ${raw.length} values at time index ${timeIndex}, expected ${nx * ny}`, REPLACE_FIX);
+    return toMgPerM3(raw, variable, timeIndex, times[timeIndex]!, nx, fail);
+  };
 
   return {
     layout,
@@ -264,14 +273,9 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     unpublishedVariables: [...source.variables.keys()].filter((name) => /^MAX6h_ASH_fl\d+-\d+$/.test(name) && !FLIGHT_LEVEL_BANDS.some((band) => band.variable === name)),
     ...(simulationStart ? { simulationStart } : {}),
     ...(title ? { title } : {}),
+    readFieldCells,
     async readField(name: string, timeIndex: number): Promise<Float32Array> {
-      if (closed) throw new InternalError(`readField(${name}) after close()`);
-      const variable = fieldVariables.find((candidate) => candidate.name === name);
-      if (!variable) throw new InternalError(`readField: ${name} is not a flight-level variable of ${where}`);
-      if (!Number.isInteger(timeIndex) || timeIndex < 0 || timeIndex >= steps) throw new InternalError(`readField: time index ${timeIndex} outside 0..${steps - 1}`);
-      const raw = await source.readStep(name, timeIndex);
-      if (raw.length !== nx * ny) fail(`variable ${name} gave ${raw.length} values at time index ${timeIndex}, expected ${nx * ny}`, REPLACE_FIX);
-      return toMgPerM3(raw, variable, timeIndex, times[timeIndex]!, nx, fail);
+      return (await readFieldCells(name, timeIndex)).values;
     },
     close() {
       if (closed) return;
@@ -494,25 +498,51 @@ async function readCoordinates(source: NetcdfSource, variable: SourceVariable, f
  * zero cells (most of a field) skipped. The same arithmetic, so the same values; undefined at the first
  * value that is not a concentration, for toMgPerM3 to report.
  */
-function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): Float32Array | undefined {
+function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): FieldCells | undefined {
   const { scale, offset, factor, fills } = variable;
   if (fills.length > 4 || variable.packed) return undefined;
   const [fill1 = Number.NaN, fill2 = Number.NaN, fill3 = Number.NaN, fill4 = Number.NaN] = fills;
   // 0 converts to 0 (and -0 to 0) when nothing is added to it: left as the new array has it, unless 0 is a fill value.
   const skipZero = offset === 0 && !fills.includes(0);
   const field = new Float32Array(raw.length);
+  const nonZero = nonZeroScratch(raw.length);
+  let count = 0;
+  let missing = 0;
   for (let k = 0; k < raw.length; k++) {
     const value = raw[k]!;
     if (value === 0 && skipZero) continue;
+    nonZero[count++] = k;
     if (value !== value || value === fill1 || value === fill2 || value === fill3 || value === fill4) {
       field[k] = Number.NaN;
+      missing++;
       continue;
     }
     const converted = Math.fround((value * scale + offset) * factor);
     if (!(converted >= 0 && converted !== Infinity)) return undefined;
     field[k] = converted + 0;
   }
-  return field;
+  return { values: field, nonZero: nonZero.slice(0, count), missing };
+}
+
+/** The cells of a converted field that are not 0 (missing ones included). */
+function cellsOf(field: Float32Array): FieldCells {
+  const nonZero = nonZeroScratch(field.length);
+  let count = 0;
+  let missing = 0;
+  for (let k = 0; k < field.length; k++) {
+    const value = field[k]!;
+    if (value === 0) continue;
+    nonZero[count++] = k;
+    if (value !== value) missing++;
+  }
+  return { values: field, nonZero: nonZero.slice(0, count), missing };
+}
+
+/** Scratch for a field's cells that are not 0, grown to the largest field seen on this thread; copied out before anything is awaited. */
+let nonZeroCells = new Uint32Array(0);
+function nonZeroScratch(length: number): Uint32Array {
+  if (nonZeroCells.length < length) nonZeroCells = new Uint32Array(length);
+  return nonZeroCells;
 }
 
 /** `2019-03-22_15:32:01` (and ISO spellings) to a normalised instant; undefined when absent or unreadable. */
@@ -526,7 +556,7 @@ function simulationStartOf(text: string | undefined): string | undefined {
 /** ncatted's name of a netCDF type, for an attribute of the variable's own type. */
 const NCATTED_TYPES: Partial<Record<string, string>> = { byte: "b", ubyte: "ub", short: "s", ushort: "us", int: "l", uint: "ul", int64: "ll", uint64: "ull", float: "f", double: "d" };
 
-function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number, time: string, nx: number, fail: Fail): Float32Array {
+function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number, time: string, nx: number, fail: Fail): FieldCells {
   if (raw instanceof Float32Array) {
     const field = float32ToMgPerM3(raw, variable);
     if (field) return field;
@@ -567,5 +597,5 @@ function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number
       "replace the file with the model's own output (use _FillValue for missing cells)",
     );
   }
-  return field;
+  return cellsOf(field);
 }

@@ -65,5 +65,16 @@ export interface ModelOutput {
    * Reads only that step from the file: memory does not grow with the number of steps.
    */
   readField(variable: string, timeIndex: number): Promise<Float32Array>;
+  /** readField, with the cells a pass over the field need visit: most cells of a model's field hold no ash. */
+  readFieldCells(variable: string, timeIndex: number): Promise<FieldCells>;
   close(): void;
+}
+
+export interface FieldCells {
+  /** What readField gives. */
+  values: Float32Array;
+  /** Every cell whose value is not 0 (missing ones included), perhaps a few that are, ascending. */
+  nonZero: Uint32Array;
+  /** The cells without a value (NaN in `values`). */
+  missing: number;
 }

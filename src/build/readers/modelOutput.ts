@@ -227,24 +227,39 @@ export interface StepChunk {
 export async function analyseSteps(output: ModelOutput, variable: string, from: number, to: number, thresholds: readonly number[], codes: boolean): Promise<StepChunk> {
   const { grid } = output;
   const maximum = new Float32Array(grid.nx * grid.ny).fill(Number.NaN);
+  // Cells of the maximum without a value yet: while there are none, a step can only raise the cells it holds ash in.
+  let unvalued = maximum.length;
   const steps: StepChunk["steps"] = [];
   for (let t = from; t < to; t++) {
-    const field = await output.readField(variable, t);
-    const missing = mergeMaximum(maximum, field);
-    const areas = contourBands(field, grid.nx, grid.ny, thresholds, grid.toLonLat);
-    steps.push(codes ? { areas, missing, codes: stepCodes(field) } : { areas, missing });
+    const { values, nonZero, missing } = await output.readFieldCells(variable, t);
+    if (t === from) {
+      maximum.set(values);
+      unvalued = missing;
+    } else if (unvalued === 0) raiseMaximum(maximum, values, nonZero);
+    else unvalued = mergeMaximum(maximum, values);
+    const areas = contourBands(values, grid.nx, grid.ny, thresholds, grid.toLonLat);
+    steps.push(codes ? { areas, missing, codes: stepCodes(values, nonZero) } : { areas, missing });
   }
   return { steps, maximum };
 }
 
-/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. Returns how many of `values` are missing. */
+/** mergeMaximum for a maximum with a value in every cell: only the cells of `nonZero` (the others hold 0) can raise it. */
+function raiseMaximum(maximum: Float32Array, values: Float32Array, nonZero: Uint32Array): void {
+  for (let k = 0; k < nonZero.length; k++) {
+    const i = nonZero[k]!;
+    const value = values[i]!;
+    if (value > maximum[i]!) maximum[i] = value;
+  }
+}
+
+/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. Returns how many cells of the maximum are still missing. */
 function mergeMaximum(maximum: Float32Array, values: Float32Array): number {
   let missing = 0;
   for (let i = 0; i < values.length; i++) {
     const value = values[i]!;
     const current = maximum[i]!;
     if (value > current || (current !== current && value === value)) maximum[i] = value;
-    else if (value !== value) missing++;
+    else if (current !== current) missing++;
   }
   return missing;
 }
