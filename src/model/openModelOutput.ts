@@ -495,8 +495,8 @@ async function readCoordinates(source: NetcdfSource, variable: SourceVariable, f
 
 /**
  * toMgPerM3 for float fields (what EEMEP and SNAP write), three times as fast: one array type, and the
- * zero cells (most of a field) skipped. The same arithmetic, so the same values; undefined at the first
- * value that is not a concentration, for toMgPerM3 to report.
+ * zero cells (most of a field) skipped, and the others listed as they go (FieldCells.nonZero). The same
+ * arithmetic, so the same values; undefined at the first value that is not a concentration, for toMgPerM3 to report.
  */
 function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): FieldCells | undefined {
   const { scale, offset, factor, fills } = variable;

@@ -252,7 +252,7 @@ function raiseMaximum(maximum: Float32Array, values: Float32Array, nonZero: Uint
   }
 }
 
-/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there of equals. Returns how many cells of the maximum are still missing. */
+/** maximum[i] = the higher of the two, a value over NaN (missing), the one already there when equal. Returns how many cells of the maximum are still missing. */
 function mergeMaximum(maximum: Float32Array, values: Float32Array): number {
   let missing = 0;
   for (let i = 0; i < values.length; i++) {
