@@ -69,7 +69,17 @@ type Output<K extends keyof StepTasks> = Awaited<ReturnType<StepTasks[K]>>["outp
  */
 export function runStepTask<K extends keyof StepTasks>(task: K, input: Input<K>, label: string, here: () => Promise<Output<K>>, transfer: readonly Transferable[] = []): Promise<Output<K>> {
   const workers = currentPool();
-  return workers ? workers.run<Output<K>>(task, input, label, transfer) : here();
+  return workers ? workers.run<Output<K>>(task, input, label, transfer) : afterAnEventLoopTurn().then(here);
+}
+
+/**
+ * A task run on this thread starts after a turn of the event loop, as a worker's next task does: Node frees
+ * the memory of native objects (a map's canvas pixels, its PNG) in callbacks of the event loop, so tasks run
+ * back to back on promises alone piled up the maps' memory. A full-size build on one thread peaked at
+ * 1.0–1.1 GB of RSS without the turn, 0.57–0.67 GB with it (docs/benchmarks.md, issue 18).
+ */
+function afterAnEventLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Bytes from a worker arrive as a Uint8Array: the same bytes, as a Buffer (no copy). */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEemepOutput } from "../../scripts/make-model-output.ts";
 import { build } from "../../src/build/build.ts";
-import { closeStepPool, stepWorkers } from "../../src/build/stepPool.ts";
+import { closeStepPool, runStepTask, stepWorkers } from "../../src/build/stepPool.ts";
 import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN } from "../model/helpers.ts";
 import { plte } from "../render/pixels.ts";
 
@@ -98,6 +98,19 @@ describe("a build in worker threads", () => {
     expect(reports[1]).toBe(reports[0]);
     expect(reports[0]).toMatch(/2019-03-22-bad-step\/eemep_hour_20190322T000000\.nc/);
     expect(reports[0]).toMatch(/variable MAX6h_ASH_fl000-200 has a negative concentration \(-5 ug\/m3\) at time index 8/);
+  });
+
+  it("on one thread, starts each task after a turn of the event loop, where Node frees the native memory of the maps before", async () => {
+    process.env["ASHCAST_WORKERS"] = "0";
+    const order: string[] = [];
+    setImmediate(() => order.push("event loop turned"));
+    const task = runStepTask("encodeBlocks", { codes: new Uint16Array(0), nx: 0, ny: 0, steps: 0, blocksWithCodes: new Uint8Array(0) }, "a test", async () => {
+      order.push("task");
+      return [];
+    });
+    order.push("queued");
+    expect(await task).toEqual([]);
+    expect(order).toEqual(["queued", "event loop turned", "task"]);
   });
 
   it("refuses an ASHCAST_WORKERS that is not a number, naming it", () => {
