@@ -65,7 +65,7 @@ export interface ModelOutput {
    * Reads only that step from the file: memory does not grow with the number of steps.
    */
   readField(variable: string, timeIndex: number): Promise<Float32Array>;
-  /** readField, with the cells a pass over the field need visit: most cells of a model's field hold no ash. */
+  /** readField, with the cells a pass over the field must visit: most cells of a model's field hold no ash. */
   readFieldCells(variable: string, timeIndex: number): Promise<FieldCells>;
   close(): void;
 }
