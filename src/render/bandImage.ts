@@ -7,8 +7,8 @@ import type { Canvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { noValueText } from "../contract/missingValues.ts";
-import { getBaseMap } from "./basemap.ts";
-import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
+import { getBaseMap, type BaseMap } from "./basemap.ts";
+import { drawPanel, exactColours, missingNoteExtent, projectAreas, type ProjectedAreas, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant } from "./style.ts";
 import { encodeIndexedPng, encodePng } from "./png.ts";
@@ -59,16 +59,84 @@ export function bandImageLayout(input: { type: RunType; box: LatLonBoxModel; thr
 /** The canvas this thread draws its band images on, one after the other (see startImage). */
 let canvasForEncoding: Canvas | undefined;
 
-/** Draws one band at one time step and encodes it; the same input always gives the same bytes. */
+/**
+ * Draws one band at one time step and encodes it; the same input always gives the same bytes.
+ *
+ * With the run's palette, only the parts that differ from the image's background are painted, read and
+ * indexed: the title (it names the time), the ash's extent and the missing-values note; the rest is the
+ * background's (backgroundIndices: base map, watermark, labels and footer, drawn once per band). On a full-size
+ * run that is a fifth of the pixels, and reading pixels back and indexing them cost more than drawing
+ * (docs/benchmarks.md, issue 18). Everything else is drawn as usual, over what the canvas had outside those
+ * parts, so each pixel in them is the whole image's: Skia draws a clipped text or path with other coverage, so
+ * nothing is clipped (test/render/bandImage.test.ts compares both).
+ */
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
-  const drawn = drawBandImage(input, canvasForEncoding);
+  const palette = input.palette;
+  if (!palette) {
+    const drawn = drawBandImage(input, canvasForEncoding);
+    canvasForEncoding = drawn.ctx.canvas;
+    return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
+  }
+  const layout = bandImageLayout(input);
+  const areas = projectAreas(baseMapOf(input, layout).projection, input.band.areas, input.thresholds);
+  const hasAsh = areas.classes.length > 0;
+  const indices = Uint8Array.from(backgroundIndices(input, layout, hasAsh, palette));
+  const changed = changedRects(layout, areas, hasAsh && input.band.missingShare !== undefined);
+  const drawn = drawBandImage(input, canvasForEncoding, { areas, only: changed });
   canvasForEncoding = drawn.ctx.canvas;
   // The pixels are read before anything is awaited: the next image may draw on the canvas then.
-  // Compressed on libuv's thread pool: several images are compressed while the next ones are drawn.
-  if (!input.palette) return encodePng(drawn.ctx, drawn.width, drawn.height, { keep: drawn.keep });
-  const { data } = drawn.ctx.getImageData(0, 0, drawn.width, drawn.height);
-  return encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: input.palette, indices: indexerFor(input.palette).index(data), exact: false });
+  const indexer = indexerFor(palette);
+  const width = drawn.width;
+  for (const rect of changed) {
+    const part = indexer.index(drawn.ctx.getImageData(rect.x, rect.y, rect.w, rect.h).data);
+    for (let row = 0; row < rect.h; row++) indices.set(part.subarray(row * rect.w, (row + 1) * rect.w), (rect.y + row) * width + rect.x);
+  }
+  return encodeIndexedPng({ width, height: drawn.height, colours: palette, indices, exact: false });
 }
+
+/**
+ * The parts of an image that can differ from its background, in whole pixels inside the image (they may
+ * overlap): the title under the banner, the ash's extent and the missing-values note.
+ */
+function changedRects(layout: BandImageLayout, areas: ProjectedAreas, missingNote: boolean): Rect[] {
+  const { panel, metrics } = layout;
+  const rects: Rect[] = [{ x: 0, y: metrics.bannerHeight, w: layout.width, h: panel.y - metrics.bannerHeight }];
+  const inPanel = (rect: Rect): void => {
+    const x = Math.max(0, rect.x);
+    const y = Math.max(0, rect.y);
+    const w = Math.min(panel.w, rect.x + rect.w) - x;
+    const h = Math.min(panel.h, rect.y + rect.h) - y;
+    if (w > 0 && h > 0) rects.push({ x: panel.x + x, y: panel.y + y, w, h });
+  };
+  if (areas.extent === "all") inPanel({ x: 0, y: 0, w: panel.w, h: panel.h });
+  else if (areas.extent) inPanel(areas.extent);
+  if (missingNote) inPanel(missingNoteExtent(panel.w, BAND_LABEL_SIZE));
+  return rects;
+}
+
+/**
+ * What a band's images share, indexed with the run's palette: the image without ash and without the note a
+ * panel without ash gets (hasAsh), or with that note (it says what share of the grid has no value, so one
+ * background per wording). Its header is never used: every image draws its own. Made once per band.
+ */
+function backgroundIndices(input: BandImageInput, layout: BandImageLayout, hasAsh: boolean, palette: Uint32Array): Uint8Array {
+  const band = hasAsh ? { label: input.band.label, areas: [] } : { label: input.band.label, areas: [], missingShare: input.band.missingShare };
+  const { width, height, panel } = layout;
+  const key = JSON.stringify([width, height, panel, input.type, input.box, input.thresholds, input.quantity, input.volcano ?? null, band, hasAsh]);
+  const indexer = indexerFor(palette);
+  const known = backgrounds.find((background) => background.key === key && background.indexer === indexer);
+  if (known) return known.indices;
+  const drawn = drawBandImage({ ...input, band }, canvasForEncoding, { withoutNote: hasAsh });
+  canvasForEncoding = drawn.ctx.canvas;
+  const indices = indexer.index(drawn.ctx.getImageData(0, 0, width, height).data);
+  backgrounds.unshift({ key, indexer, indices });
+  backgrounds.length = Math.min(backgrounds.length, MAX_BACKGROUNDS);
+  return indices;
+}
+
+/** Backgrounds this thread made last: a run's bands, with and without ash, and a few wordings of its missing values. */
+const backgrounds: Array<{ key: string; indexer: PaletteIndexer; indices: Uint8Array }> = [];
+const MAX_BACKGROUNDS = 12;
 
 /**
  * One palette for all the band images of a run, from the images of `samples` (a few steps of it): the same
@@ -101,8 +169,24 @@ function indexerFor(palette: Uint32Array): PaletteIndexer {
   return indexer;
 }
 
+/** The label size of a band image's panel. */
+const BAND_LABEL_SIZE = 16;
+
+function baseMapOf(input: BandImageInput, layout: BandImageLayout): BaseMap {
+  return getBaseMap(input.box, layout.panel.w, layout.panel.h);
+}
+
+export interface DrawOptions {
+  /** The band's areas already projected (projectAreas with the image's base map). */
+  areas?: ProjectedAreas | undefined;
+  /** Only these parts of the image are read: its white and its base map go there only (startImage, PanelContent). */
+  only?: readonly Rect[] | undefined;
+  /** Leave out the note of a panel without ash (PanelContent). */
+  withoutNote?: boolean | undefined;
+}
+
 /** Draws one band at one time step (renderBandImage encodes it), on a new canvas or on `reuse` (startImage). */
-export function drawBandImage(input: BandImageInput, reuse?: Canvas): DrawnImage {
+export function drawBandImage(input: BandImageInput, reuse?: Canvas, options: DrawOptions = {}): DrawnImage {
   const layout = bandImageLayout(input);
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
@@ -112,12 +196,14 @@ export function drawBandImage(input: BandImageInput, reuse?: Canvas): DrawnImage
     `${capitalised(input.quantity)}, model output for ${formatInstant(input.time)}   ·   Model run ${formatInstant(input.reftime)}`,
     { headline: 18, subline: 13 },
     reuse,
+    options.only,
   );
   const { panel } = layout;
-  const base = getBaseMap(input.box, panel.w, panel.h);
+  const base = baseMapOf(input, layout);
   const { missingShare } = input.band;
   const missing = missingShare === undefined ? undefined : noValueText(missingShare);
-  drawPanel(ctx, panel, { base, label: input.band.label, areas: input.band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: 16, missing });
+  const areas = options.areas ?? projectAreas(base.projection, input.band.areas, input.thresholds);
+  drawPanel(ctx, panel, { base, label: input.band.label, areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: BAND_LABEL_SIZE, missing, withoutNote: options.withoutNote, baseOnly: options.only });
   drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
   return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds, input.type) };
 }

@@ -68,40 +68,83 @@ export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygo
 }
 
 /**
- * Fills the threshold areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined.
- * Each position is projected and joined by straight lines: contoured areas have no edge longer than 4 grid
- * cells (src/geo/contourBands.ts), far below a pixel of curvature, and the even-odd fill needs no orientation.
- * d3-geo's path (resampling, clipping, orientation by spherical area) cost a third of the drawing. Only a
- * polygon that crosses the projection's cut, 180° from the map's centre (a map of the whole world), is left to
- * d3-geo, which cuts it there.
+ * Ash areas ready to draw: per class present, lowest first, its colours and its polygons' rings in panel
+ * coordinates (those crossing the projection's cut kept for d3-geo), and the panel rows they can change.
  */
-export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, areas: readonly ThresholdBand[], thresholds: readonly number[]): void {
-  const classes = ashClasses(thresholds);
+export interface ProjectedAreas {
+  classes: Array<{ fill: string; outline: string; rings: Float64Array[]; acrossTheCut: Polygon[] }>;
+  /** The panel's pixels they can change (outlines and anti-aliasing included), in whole pixels; "all" when d3-geo draws a polygon, undefined without ash. */
+  extent: Rect | "all" | undefined;
+}
+
+/** Pixels beyond a ring's extreme points an area's drawing can reach: its outline's half width and anti-aliasing, with room to spare. */
+const AREA_MARGIN = 3;
+
+/**
+ * Projects the threshold areas for drawAreas. Each position is projected and joined by straight lines:
+ * contoured areas have no edge longer than 4 grid cells (src/geo/contourBands.ts), far below a pixel of
+ * curvature. d3-geo's path (resampling, clipping, orientation by spherical area) cost a third of the drawing;
+ * only a polygon that crosses the projection's cut, 180° from the map's centre (a map of the whole world), is
+ * left to it, which cuts it there.
+ */
+export function projectAreas(projection: GeoProjection, areas: readonly ThresholdBand[], thresholds: readonly number[]): ProjectedAreas {
+  const ashClassesOf = ashClasses(thresholds);
   const centre = -projection.rotate()[0];
-  let path: ReturnType<typeof geoPath> | undefined;
+  const projected: ProjectedAreas = { classes: [], extent: undefined };
+  let left = Infinity;
+  let right = -Infinity;
+  let top = Infinity;
+  let bottom = -Infinity;
   const ordered = [...areas].sort((a, b) => a.lower - b.lower);
   for (const band of ordered) {
     if (band.polygons.length === 0) continue;
-    const ashClass = classWithLower(band.lower, classes);
-    ctx.beginPath();
+    const ashClass = classWithLower(band.lower, ashClassesOf);
+    const rings: Float64Array[] = [];
     const acrossTheCut: Polygon[] = [];
     for (const polygon of band.polygons) {
-      const rings = projectedRings(projection, centre, polygon);
-      if (!rings) {
+      const polygonRings = projectedRings(projection, centre, polygon);
+      if (!polygonRings) {
         acrossTheCut.push(polygon);
         continue;
       }
-      for (const ring of rings) {
-        ctx.moveTo(ring[0]!, ring[1]!);
-        for (let k = 2; k < ring.length; k += 2) ctx.lineTo(ring[k]!, ring[k + 1]!);
-        ctx.closePath();
+      for (const ring of polygonRings) {
+        rings.push(ring);
+        for (let k = 0; k < ring.length; k += 2) {
+          const x = ring[k]!;
+          const y = ring[k + 1]!;
+          if (x < left) left = x;
+          if (x > right) right = x;
+          if (y < top) top = y;
+          if (y > bottom) bottom = y;
+        }
       }
     }
-    if (acrossTheCut.length > 0) {
-      path ??= geoPath(projection, ctx);
-      path(polygonsForD3(acrossTheCut));
+    projected.classes.push({ fill: rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY), outline: ashClass.outline, rings, acrossTheCut });
+    if (acrossTheCut.length > 0) projected.extent = "all";
+  }
+  if (projected.extent === undefined && top <= bottom) {
+    const x = Math.floor(left) - AREA_MARGIN;
+    const y = Math.floor(top) - AREA_MARGIN;
+    projected.extent = { x, y, w: Math.ceil(right) + AREA_MARGIN + 1 - x, h: Math.ceil(bottom) + AREA_MARGIN + 1 - y };
+  }
+  return projected;
+}
+
+/** Fills the projected areas, lowest class first, in their class colours (src/contract/ashClasses.ts), each outlined; the even-odd fill needs no orientation. */
+export function drawAreas(ctx: SKRSContext2D, projection: GeoProjection, projected: ProjectedAreas): void {
+  let path: ReturnType<typeof geoPath> | undefined;
+  for (const ashClass of projected.classes) {
+    ctx.beginPath();
+    for (const ring of ashClass.rings) {
+      ctx.moveTo(ring[0]!, ring[1]!);
+      for (let k = 2; k < ring.length; k += 2) ctx.lineTo(ring[k]!, ring[k + 1]!);
+      ctx.closePath();
     }
-    ctx.fillStyle = rgba(rgbOf(ashClass.colour), ASH_FILL_OPACITY);
+    if (ashClass.acrossTheCut.length > 0) {
+      path ??= geoPath(projection, ctx);
+      path(polygonsForD3(ashClass.acrossTheCut));
+    }
+    ctx.fillStyle = ashClass.fill;
     ctx.fill("evenodd");
     ctx.strokeStyle = ashClass.outline;
     ctx.lineWidth = 1;
@@ -297,11 +340,19 @@ export function noAshNoteLines(thresholds: readonly number[], missing: string | 
  * is hidden under it; smaller where the panel is too narrow for it.
  */
 function drawMissingNote(ctx: SKRSContext2D, panel: Rect, text: string, labelSize: number): void {
-  const size = fittingSize((candidate) => textWidth(ctx, text, candidate, "bold"), 13, panel.w - 20);
-  ctx.font = font(size, "bold");
+  const size = fittingSize((candidate) => textWidth(ctx, text, candidate, MISSING_NOTE.weight), MISSING_NOTE.size, panel.w - 20);
+  ctx.font = font(size, MISSING_NOTE.weight);
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
-  haloText(ctx, text, 10, 6 + labelSize + 12 + 6 + size / 2, MUTED, 3.5);
+  haloText(ctx, text, 10, MISSING_NOTE.top + labelSize + size / 2, MUTED, MISSING_NOTE.halo);
+}
+const MISSING_NOTE = { size: 13, weight: "bold", top: 6 + 12 + 6, halo: 3.5 } as const;
+
+/** The rows of a panel `width` wide the missing-values note of a panel with ash can change: its line at the largest size, halo and all. */
+export function missingNoteExtent(width: number, labelSize: number): Rect {
+  const reach = MISSING_NOTE.size + MISSING_NOTE.halo;
+  const y = Math.floor(MISSING_NOTE.top + labelSize - reach);
+  return { x: 0, y, w: width, h: Math.ceil(MISSING_NOTE.top + labelSize + MISSING_NOTE.size + reach) + 1 - y };
 }
 
 /** The run type written big and diagonally across a panel, semi-transparent (Exercise and Rehearsal only). */
@@ -327,13 +378,18 @@ export function drawWatermark(ctx: SKRSContext2D, panel: Rect, type: RunType): v
 export interface PanelContent {
   base: BaseMap;
   label: string;
-  areas: readonly ThresholdBand[];
+  /** The ash areas, projected with the base map's projection (projectAreas). */
+  areas: ProjectedAreas;
   thresholds: readonly number[];
   type: RunType;
   volcano?: Volcano | undefined;
   labelSize?: number;
   /** Where the model gave no value in some cells: what the panel says of them (src/contract/missingValues.ts). */
   missing?: string | undefined;
+  /** Without the note a panel without ash gets: the background band images are composed on (src/render/bandImage.ts). */
+  withoutNote?: boolean | undefined;
+  /** Copy the base map only into these rectangles of the image (whole pixels): the rest is not read (startImage). */
+  baseOnly?: readonly Rect[] | undefined;
 }
 
 /** One map panel at `panel`: base map, ash, watermark, volcano, graticule labels, band label, frame. */
@@ -343,20 +399,32 @@ export function drawPanel(ctx: SKRSContext2D, panel: Rect, content: PanelContent
   ctx.beginPath();
   ctx.rect(0, 0, panel.w, panel.h);
   ctx.clip();
-  drawBaseMap(ctx, content.base, 0, 0);
+  if (content.baseOnly) drawBaseMapParts(ctx, content.base, panel, content.baseOnly);
+  else drawBaseMap(ctx, content.base, 0, 0);
   // The watermark goes under the ash, so ash colours stay true where they cover it.
   drawWatermark(ctx, panel, content.type);
-  const hasAsh = content.areas.some((band) => band.polygons.length > 0);
-  if (hasAsh) drawAreas(ctx, content.base.projection, content.areas, content.thresholds);
+  const hasAsh = content.areas.classes.length > 0;
+  if (hasAsh) drawAreas(ctx, content.base.projection, content.areas);
   drawGraticuleLabels(ctx, content.base, 0, 0);
   const volcanoAt = content.volcano ? drawVolcano(ctx, content.base.projection, content.volcano, panel) : undefined;
-  if (!hasAsh) drawPanelNote(ctx, panel, noAshNoteLines(content.thresholds, content.missing), volcanoAt);
+  if (!hasAsh && !content.withoutNote) drawPanelNote(ctx, panel, noAshNoteLines(content.thresholds, content.missing), volcanoAt);
   drawPanelLabel(ctx, content.label, content.labelSize);
   if (hasAsh && content.missing !== undefined) drawMissingNote(ctx, panel, content.missing, content.labelSize ?? 15);
   ctx.restore();
   ctx.strokeStyle = BASE_COLOURS.frame;
   ctx.lineWidth = 1;
   ctx.strokeRect(panel.x + 0.5, panel.y + 0.5, panel.w - 1, panel.h - 1);
+}
+
+/** The parts of the base map inside `rects` (image coordinates) into a panel at `panel` whose origin is the context's: a copy of whole pixels, the same as that part of drawBaseMap. */
+function drawBaseMapParts(ctx: SKRSContext2D, base: BaseMap, panel: Rect, rects: readonly Rect[]): void {
+  for (const rect of rects) {
+    const x = Math.max(0, rect.x - panel.x);
+    const y = Math.max(0, rect.y - panel.y);
+    const w = Math.min(base.width, rect.x + rect.w - panel.x) - x;
+    const h = Math.min(base.height, rect.y + rect.h - panel.y) - y;
+    if (w > 0 && h > 0) ctx.drawImage(base.canvas, x, y, w, h, x, y, w, h);
+  }
 }
 
 /** The full-width banner of an Exercise or Rehearsal, in the type's strong colour. */

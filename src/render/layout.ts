@@ -6,7 +6,7 @@
 import { createCanvas, type Canvas, type SKRSContext2D } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import { boxAspect } from "./basemap.ts";
-import { drawAttribution, drawBanner, drawLegend, drawTypeBadge, textWidth, COLOURS } from "./draw.ts";
+import { drawAttribution, drawBanner, drawLegend, drawTypeBadge, textWidth, COLOURS, type Rect } from "./draw.ts";
 import { font } from "./fonts.ts";
 import { ATTRIBUTION, runTypeStyle } from "./style.ts";
 
@@ -68,7 +68,8 @@ export function panelHeightFor(box: LatLonBoxModel, panelWidth: number, min: num
  * A white canvas of the layout's size with its header (banner, type badge, title, subline) drawn. On
  * `reuse`, when it has that size, after a reset of all its state: a thread drawing hundreds of maps saves
  * a 2 MB surface per map and the garbage collections they bring (renderBandImage passes it, and reads
- * the pixels before anything else draws).
+ * the pixels before anything else draws). With `only`, only those rectangles of whole pixels are made white:
+ * the rest of a reused canvas keeps what it had, for a caller that reads only them (renderBandImage).
  */
 export function startImage(
   layout: { width: number; height: number; metrics: FrameMetrics },
@@ -77,13 +78,15 @@ export function startImage(
   subline: string,
   sizes: { headline: number; subline: number },
   reuse?: Canvas,
+  only?: readonly Rect[],
 ): { canvas: Canvas; ctx: SKRSContext2D } {
   const fits = reuse !== undefined && reuse.width === layout.width && reuse.height === layout.height;
   const canvas = fits ? reuse : createCanvas(layout.width, layout.height);
   const ctx = canvas.getContext("2d");
   if (fits) ctx.reset();
   ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, layout.width, layout.height);
+  if (only) for (const rect of only) ctx.fillRect(rect.x, rect.y, rect.w, rect.h);
+  else ctx.fillRect(0, 0, layout.width, layout.height);
   drawHeader(ctx, layout.width, layout.metrics, type, headline, subline, sizes);
   return { canvas, ctx };
 }

@@ -7,7 +7,7 @@ import type { ThresholdBand } from "../geo/types.ts";
 import { FLIGHT_LEVEL_BANDS } from "../model/types.ts";
 import { noValueText } from "../contract/missingValues.ts";
 import { getBaseMap } from "./basemap.ts";
-import { drawPanel, exactColours, type Rect, type Volcano } from "./draw.ts";
+import { drawPanel, exactColours, projectAreas, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant, outputsText } from "./style.ts";
 import { encodePng } from "./png.ts";
@@ -77,7 +77,7 @@ export function drawRunMap(input: RunMapInput): DrawnImage {
   const base = getBaseMap(input.box, first.w, first.h);
   bands.forEach((band, i) => {
     const missing = band.worstMissingShare === undefined ? undefined : noValueText(band.worstMissingShare, true);
-    drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: band.areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, missing });
+    drawPanel(ctx, layout.panels[i]!, { base, label: band.label, areas: projectAreas(base.projection, band.areas, input.thresholds), thresholds: input.thresholds, type: input.type, volcano: input.volcano, missing });
   });
 
   drawFooter(ctx, layout.width, first.y + first.h, layout.metrics, input.thresholds, input.quantity);

@@ -4,7 +4,8 @@ import type { ThresholdBand } from "../../src/geo/types.ts";
 import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
 import { bandImageLayout, bandImagePalette, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
 import { noAshNoteLines } from "../../src/render/draw.ts";
-import { packedPixels } from "../../src/render/palette.ts";
+import { packedPixels, PaletteIndexer } from "../../src/render/palette.ts";
+import { encodeIndexedPng } from "../../src/render/png.ts";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
 import { EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
@@ -127,6 +128,50 @@ describe("renderBandImage", () => {
     const other = await renderBandImage({ ...input("Exercise", samplePlumeBands(6)[0]!.areas), palette });
     expect(plte(other)).toEqual(plte(png));
     expect(plte(png)).toHaveLength(palette.length * 3);
+  });
+
+  it("with the run's palette, draws and reads only what differs from the band's background, and gives the bytes of the whole image drawn and indexed", async () => {
+    // Ash over the volcano's name, the graticule labels and the Exercise watermark; at the panel's edges; in a
+    // hole; missing values with ash (a note under the band label) and without (a note of its own); no ash at all;
+    // a box across the antimeridian; the whole world. Each drawn whole and indexed with the same palette is the reference.
+    const plume = samplePlumeBands(18)[0]!.areas;
+    const everywhere: ThresholdBand[] = [{ lower: 2, upper: 4, polygons: [{ outer: lonLatRect(-40, 50, 20, 75), holes: [lonLatRect(-20, 60, -10, 64, false)] }] }];
+    const corner: ThresholdBand[] = [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(5, 53.5, 11.5, 56), holes: [] }] }];
+    const cases: BandImageInput[] = [
+      input("Exercise", plume),
+      input("Exercise", plume, { time: "2010-04-14T13:00:00Z" }),
+      input("Real Eruption", plume, { band: { label: "SFC/FL200", areas: plume, missingShare: 0.25 } }),
+      input("Rehearsal", everywhere),
+      input("Exercise", corner, { band: { label: "FL200/FL350", areas: corner } }),
+      input("Exercise", [], { band: { label: "SFC/FL200", areas: [], missingShare: 0.4 } }),
+      input("Exercise", []),
+      input("Rehearsal", [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(176, 50, -176, 54), holes: [] }] }], {
+        box: { north: 62, south: 44, east: -160, west: 150 },
+        volcano: { name: "Shiveluch", lat: 56.65, lon: 161.36 },
+      }),
+      // The whole world: this area crosses the projection's cut, and d3-geo draws it.
+      input("Rehearsal", [{ lower: 0.2, upper: 2, polygons: [{ outer: lonLatRect(170, 10, -170, 20), holes: [] }] }], { box: { north: 80, south: -80, east: 180, west: -180 } }),
+    ];
+    for (const type of ["Exercise", "Real Eruption", "Rehearsal"] as const) {
+      const ofType = cases.filter((c) => c.type === type);
+      const palette = bandImagePalette(ofType.slice(0, 1));
+      // Twice over, so that the second round composes on backgrounds made for other images.
+      for (const i of [...ofType, ...ofType]) {
+        const drawn = drawBandImage(i);
+        const indices = new PaletteIndexer(palette).index(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
+        const whole = await encodeIndexedPng({ width: drawn.width, height: drawn.height, colours: palette, indices, exact: false });
+        const composed = await renderBandImage({ ...i, palette });
+        if (!composed.equals(whole)) {
+          const pixels = await readPixels(composed);
+          const wrong = Array.from(indices.keys()).filter((p) => {
+            const c = palette[indices[p]!]!;
+            const w = pixels.at(p % drawn.width, Math.floor(p / drawn.width));
+            return c !== ((w[0] | (w[1] << 8) | (w[2] << 16) | (w[3] << 24)) >>> 0);
+          });
+          expect.fail(`${i.type} ${i.band.label} ${i.time}: ${wrong.length} pixels differ from the whole image drawn, the first at ${wrong[0]! % drawn.width},${Math.floor(wrong[0]! / drawn.width)}`);
+        }
+      }
+    }
   });
 
   it("reuses one base map for every step of a run", async () => {
