@@ -25,6 +25,8 @@ const KEPT_PER_STRIPE = 4;
 interface Kept {
   rows: Buffer;
   compressed: Buffer;
+  /** The stripe's own Adler-32: the stream's is combined from its stripes' (adler32Combine), never summed over the image again. */
+  adler: number;
 }
 
 export class StripedDeflater {
@@ -39,16 +41,19 @@ export class StripedDeflater {
     if (!Number.isInteger(rowBytes) || rowBytes <= 0 || rows.length % rowBytes !== 0) throw new RangeError(`Internal error: ${rows.length} bytes are not rows of ${rowBytes}`);
     const stripeBytes = rowBytes * STRIPE_ROWS;
     const pieces: Buffer[] = [ZLIB_HEADER];
+    let adler = 1;
     for (let start = 0, stripe = 0; start < rows.length; start += stripeBytes, stripe++) {
-      pieces.push(this.#stripe(stripe, rows.subarray(start, Math.min(rows.length, start + stripeBytes))));
+      const kept = this.#stripe(stripe, rows.subarray(start, Math.min(rows.length, start + stripeBytes)));
+      pieces.push(kept.compressed);
+      adler = adler32Combine(adler, kept.adler, kept.rows.length);
     }
     const checksum = Buffer.alloc(4);
-    checksum.writeUInt32BE(adler32(rows));
+    checksum.writeUInt32BE(adler);
     pieces.push(FINAL_BLOCK, checksum);
     return Buffer.concat(pieces);
   }
 
-  #stripe(index: number, rows: Uint8Array): Buffer {
+  #stripe(index: number, rows: Uint8Array): Kept {
     let kept = this.#kept.get(index);
     if (kept === undefined) this.#kept.set(index, (kept = []));
     const at = kept.findIndex((candidate) => candidate.rows.equals(rows));
@@ -56,15 +61,30 @@ export class StripedDeflater {
       const found = kept[at]!;
       if (at > 0) kept.unshift(...kept.splice(at, 1));
       this.reused++;
-      return found.compressed;
+      return found;
     }
     const copy = Buffer.from(rows);
-    const compressed = deflateRawSync(copy, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
-    kept.unshift({ rows: copy, compressed });
+    const stripe = { rows: copy, compressed: deflateRawSync(copy, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH }), adler: adler32(copy) };
+    kept.unshift(stripe);
     if (kept.length > KEPT_PER_STRIPE) kept.length = KEPT_PER_STRIPE;
     this.compressed++;
-    return compressed;
+    return stripe;
   }
+}
+
+const ADLER_BASE = 65521;
+
+/**
+ * The Adler-32 of two byte strings one after the other, from each one's and the second's length (zlib's
+ * adler32_combine): the first's sums carried over the second's bytes. Products stay below 2^32, exact in a double.
+ */
+export function adler32Combine(first: number, second: number, secondLength: number): number {
+  const rem = secondLength % ADLER_BASE;
+  const a1 = first & 0xffff;
+  const b1 = first >>> 16;
+  const a = (a1 + (second & 0xffff) + ADLER_BASE - 1) % ADLER_BASE;
+  const b = ((rem * a1) % ADLER_BASE + b1 + (second >>> 16) + ADLER_BASE - rem) % ADLER_BASE;
+  return ((b << 16) | a) >>> 0;
 }
 
 /** Adler-32 (RFC 1950): the sums taken modulo 65521 every 5,552 bytes, the most that cannot overflow. */

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { adler32, STRIPE_ROWS, StripedDeflater } from "../../src/formats/stripedDeflate.ts";
+import { adler32, adler32Combine, STRIPE_ROWS, StripedDeflater } from "../../src/formats/stripedDeflate.ts";
 import { encodeIndexedPng } from "../../src/render/png.ts";
 
 /** Rows of a map-like image: a flat background, a band of changing detail, a filter byte of 0 per row. */
@@ -61,6 +61,14 @@ describe("adler32", () => {
       expect(adler32(data)).toBe(zlibStream.readUInt32BE(zlibStream.length - 4));
     }
     expect(adler32(Buffer.from("Wikipedia"))).toBe(0x11e60398);
+  });
+
+  it("of two strings is combined from each one's (adler32Combine), at every length around the modulus", () => {
+    const data = Buffer.concat([Buffer.alloc(70_000, 255), rows(801, 100, withAsh(3)), Buffer.from("Wikipedia")]);
+    for (const cut of [0, 1, 9, 5552, 65520, 65521, 65522, 70_000, 131_042, data.length - 9, data.length]) {
+      const [head, tail] = [data.subarray(0, cut), data.subarray(cut)];
+      expect(adler32Combine(adler32(head), adler32(tail), tail.length), `cut at ${cut}`).toBe(adler32(data));
+    }
   });
 });
 
