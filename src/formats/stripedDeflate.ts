@@ -30,20 +30,24 @@ interface Kept {
 }
 
 export class StripedDeflater {
-  /** Per stripe index, the stripes compressed last there (most recent first). */
+  /** Per row a stripe starts at, the stripes compressed last there (most recent first). */
   readonly #kept = new Map<number, Kept[]>();
   /** Stripes compressed and reused, for tests and benchmarks. */
   compressed = 0;
   reused = 0;
 
-  /** `rows`: the image's rows one after the other, `rowBytes` each (a PNG's filter byte included). */
-  deflate(rows: Uint8Array, rowBytes: number): Buffer {
+  /**
+   * `rows`: the image's rows one after the other, `rowBytes` each (a PNG's filter byte included). `alignTo`: a
+   * row a stripe starts at (where what changes from image to image starts, so that fewer stripes hold it).
+   */
+  deflate(rows: Uint8Array, rowBytes: number, alignTo = 0): Buffer {
     if (!Number.isInteger(rowBytes) || rowBytes <= 0 || rows.length % rowBytes !== 0) throw new RangeError(`Internal error: ${rows.length} bytes are not rows of ${rowBytes}`);
+    if (!Number.isInteger(alignTo) || alignTo < 0) throw new RangeError(`Internal error: stripes cannot start at row ${alignTo}`);
     const stripeBytes = rowBytes * STRIPE_ROWS;
     const pieces: Buffer[] = [ZLIB_HEADER];
     let adler = 1;
-    for (let start = 0, stripe = 0; start < rows.length; start += stripeBytes, stripe++) {
-      const kept = this.#stripe(stripe, rows.subarray(start, Math.min(rows.length, start + stripeBytes)));
+    for (let start = 0, end = (alignTo % STRIPE_ROWS || STRIPE_ROWS) * rowBytes; start < rows.length; start = end, end += stripeBytes) {
+      const kept = this.#stripe(start / rowBytes, rows.subarray(start, Math.min(rows.length, end)));
       pieces.push(kept.compressed);
       adler = adler32Combine(adler, kept.adler, kept.rows.length);
     }
@@ -53,9 +57,9 @@ export class StripedDeflater {
     return Buffer.concat(pieces);
   }
 
-  #stripe(index: number, rows: Uint8Array): Kept {
-    let kept = this.#kept.get(index);
-    if (kept === undefined) this.#kept.set(index, (kept = []));
+  #stripe(firstRow: number, rows: Uint8Array): Kept {
+    let kept = this.#kept.get(firstRow);
+    if (kept === undefined) this.#kept.set(firstRow, (kept = []));
     const at = kept.findIndex((candidate) => candidate.rows.equals(rows));
     if (at !== -1) {
       const found = kept[at]!;

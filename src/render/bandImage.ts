@@ -91,7 +91,8 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
     const part = indexer.index(drawn.ctx.getImageData(rect.x, rect.y, rect.w, rect.h).data);
     for (let row = 0; row < rect.h; row++) indices.set(part.subarray(row * rect.w, (row + 1) * rect.w), (rect.y + row) * width + rect.x);
   }
-  return encodeIndexedPng({ width, height: drawn.height, colours: palette, indices, exact: false });
+  // Stripes from the title's top: its rows change in every image, and fill whole stripes.
+  return encodeIndexedPng({ width, height: drawn.height, colours: palette, indices, exact: false }, layout.metrics.bannerHeight);
 }
 
 /**
@@ -179,7 +180,7 @@ function baseMapOf(input: BandImageInput, layout: BandImageLayout): BaseMap {
 export interface DrawOptions {
   /** The band's areas already projected (projectAreas with the image's base map). */
   areas?: ProjectedAreas | undefined;
-  /** Only these parts of the image are read: its white and its base map go there only (startImage, PanelContent). */
+  /** Only these parts of the image are read: its white and its base map go there only (startImage, PanelContent), and its banner and footer only when one reaches them. */
   only?: readonly Rect[] | undefined;
   /** Leave out the note of a panel without ash (PanelContent). */
   withoutNote?: boolean | undefined;
@@ -204,6 +205,7 @@ export function drawBandImage(input: BandImageInput, reuse?: Canvas, options: Dr
   const missing = missingShare === undefined ? undefined : noValueText(missingShare);
   const areas = options.areas ?? projectAreas(base.projection, input.band.areas, input.thresholds);
   drawPanel(ctx, panel, { base, label: input.band.label, areas, thresholds: input.thresholds, type: input.type, volcano: input.volcano, labelSize: BAND_LABEL_SIZE, missing, withoutNote: options.withoutNote, baseOnly: options.only });
-  drawFooter(ctx, layout.width, panel.y + panel.h, layout.metrics, input.thresholds, input.quantity);
+  const footerTop = panel.y + panel.h;
+  if (!options.only || options.only.some((rect) => rect.y + rect.h > footerTop)) drawFooter(ctx, layout.width, footerTop, layout.metrics, input.thresholds, input.quantity);
   return { ctx, width: layout.width, height: layout.height, keep: exactColours(base.colours, input.thresholds, input.type) };
 }

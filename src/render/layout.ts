@@ -87,7 +87,9 @@ export function startImage(
   ctx.fillStyle = "#ffffff";
   if (only) for (const rect of only) ctx.fillRect(rect.x, rect.y, rect.w, rect.h);
   else ctx.fillRect(0, 0, layout.width, layout.height);
-  drawHeader(ctx, layout.width, layout.metrics, type, headline, subline, sizes);
+  // A banner outside every part read is not drawn.
+  const banner = !only || only.some((rect) => rect.y < layout.metrics.bannerHeight);
+  drawHeader(ctx, layout.width, layout.metrics, type, headline, subline, sizes, banner);
   return { canvas, ctx };
 }
 
@@ -99,8 +101,9 @@ export function drawHeader(
   headline: string,
   subline: string,
   sizes: { headline: number; subline: number },
+  banner = true,
 ): void {
-  drawBanner(ctx, type, width, metrics.bannerHeight);
+  if (banner) drawBanner(ctx, type, width, metrics.bannerHeight);
   const top = metrics.bannerHeight;
   const badgeH = Math.round(sizes.headline * 1.45);
   const line1 = top + 8 + badgeH / 2;

@@ -29,8 +29,11 @@ export async function encodePng(context: PixelSource, width: number, height: num
   return encodeIndexedPng(quantise(data, width, height, options));
 }
 
-/** A PNG of an indexed image: PLTE with its colours, tRNS when some are not opaque, 8 bits per index. */
-export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
+/**
+ * A PNG of an indexed image: PLTE with its colours, tRNS when some are not opaque, 8 bits per index. `alignTo`:
+ * a row where what changes between images of this size starts (StripedDeflater.deflate).
+ */
+export async function encodeIndexedPng(image: IndexedImage, alignTo = 0): Promise<Buffer> {
   const { width, height, colours, indices } = image;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0 || indices.length !== width * height || colours.length < 1 || colours.length > 256) {
     throw new Error(`Internal error: encodeIndexedPng got ${indices.length} indices and ${colours.length} colours for ${width} × ${height} pixels`);
@@ -45,7 +48,7 @@ export async function encodeIndexedPng(image: IndexedImage): Promise<Buffer> {
     alpha[i] = c >>> 24;
     if (alpha[i] !== 255) lastTranslucent = i;
   });
-  const compressed = indexedRows.deflate(unfilteredRows(indices, width, height), width + 1);
+  const compressed = indexedRows.deflate(unfilteredRows(indices, width, height), width + 1, alignTo);
   return Buffer.concat([
     SIGNATURE,
     chunk("IHDR", header(width, height, 8, 3)),

@@ -49,6 +49,24 @@ describe("StripedDeflater", () => {
     expect(warm.compressed).toBe(8);
   });
 
+  it("starts a stripe at the row asked for, so that a change from there on fills fewer stripes", () => {
+    // Rows 70–101 change: from row 0, stripes 64–95 and 96–127 hold them; from row 70, stripe 70–101 alone.
+    const ashAt = (step: number) => (x: number, y: number) => (y >= 70 && y < 102 && Math.abs(x - 100 - step * 5) < 30 ? 9 + ((x + y + step) % 3) : base(x, y));
+    const deflater = new StripedDeflater();
+    for (const alignTo of [0, 1, 31, 32, 70, 149, 150, 400]) {
+      const input = rows(200, 150, ashAt(alignTo));
+      expect(inflateSync(deflater.deflate(input, 201, alignTo)).equals(input), `from row ${alignTo}`).toBe(true);
+    }
+    for (const [alignTo, changed] of [[0, 2], [70, 1]] as const) {
+      const warm = new StripedDeflater();
+      warm.deflate(rows(200, 150, ashAt(0)), 201, alignTo);
+      const before = warm.compressed;
+      warm.deflate(rows(200, 150, ashAt(1)), 201, alignTo);
+      expect(warm.compressed - before, `stripes from row ${alignTo}`).toBe(changed);
+    }
+    expect(() => new StripedDeflater().deflate(Buffer.alloc(201), 201, -1)).toThrow(/Internal error: stripes cannot start at row -1/);
+  });
+
   it("refuses bytes that are not whole rows", () => {
     expect(() => new StripedDeflater().deflate(Buffer.alloc(10), 3)).toThrow(/Internal error: 10 bytes are not rows of 3/);
   });
