@@ -487,6 +487,9 @@ const paletteMs = performance.now() - paletteT0;
 const indexer = new PaletteIndexer(runPalette);
 const drawMs: number[] = [];
 const quantiseMs: number[] = [];
+/** renderBandImage with the run's palette, as a build makes each image: composed on the band's background. */
+const builtMs: number[] = [];
+const builtBytes: number[] = [];
 const perImagePaletteMs: number[] = [];
 const encodeMs: number[] = [];
 const pngBytes: number[] = [];
@@ -504,8 +507,14 @@ for (const layer of run.modelLayers) {
     // Back to the event loop between images, as a build's worker is between tasks: the canvas's pixel buffers are
     // freed from there, and without it each getImageData wrote into fresh memory (6.4 against 2.0 ms an image).
     await new Promise((resolve) => setImmediate(resolve));
+    const input = { ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } };
+    const tb = performance.now();
+    builtBytes.push((await renderBandImage({ ...input, palette: runPalette })).length);
+    builtMs.push(performance.now() - tb);
+    await new Promise((resolve) => setImmediate(resolve));
+    // For comparison, step by step: the whole image drawn, read, indexed and encoded (as built before 2026-11-28, session 13).
     const t0 = performance.now();
-    const drawn = drawBandImage({ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } });
+    const drawn = drawBandImage(input);
     const t1 = performance.now();
     const pixels = drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data;
     const indices = indexer.index(pixels);
@@ -806,11 +815,12 @@ detail.push(`| running maximum (analyse loop) | ${s2(readTotals.max)} | ${f1(rea
 detail.push(`| \`contourBands\`, 216 fields | ${s2(readTotals.contour)} | ${f1(readTotals.contour / perField.length)} (median ${f1(readTotals.contourMedian)}, max ${f1(readTotals.contourMax)}) | ${readTotals.empty} field(s) without ash ≥ ${THRESHOLDS[0]}; median ash share ${pct(readTotals.ashShare)} of the grid; ${readTotals.edge} field(s) reach the grid edge |`);
 detail.push(`| \`contourBands\` of the 3 running maxima | ${s2(maxContourMs)} | ${f1(maxContourMs / 3)} | |`);
 detail.push(`| run PNG (\`renderRunMap\`, base map drawn afresh) | ${s2(runPngMs)} | ${f0(runPngMs)} | |`);
-detail.push(`| band images: drawing, 216 | ${s2(sum(drawMs))} | ${f1(median(drawMs))} median (first ${f0(drawMs[0]!)}: base map) | |`);
 detail.push(`| band images: the run's palette (\`bandImagePalette\`: its samples drawn and quantised, once) | ${s2(paletteMs)} | ${f1(paletteMs)} | ${runPalette.length} colours |`);
-detail.push(`| band images: \`getImageData\` + indexing against the run's palette (src/render/palette.ts, PaletteIndexer) | ${s2(sum(quantiseMs))} | ${f1(median(quantiseMs))} median | |`);
+detail.push(`| **band images as built**, 216: \`renderBandImage\` with the run's palette, composed on the band's background (only the title, the ash's extent and the missing-values note painted, read and indexed), encoded | ${s2(sum(builtMs))} | ${f1(median(builtMs))} median | ${mb(sum(builtBytes))} MB; the same pixels as below |`);
+detail.push(`| … for comparison, the whole image step by step (as built before 2026-11-28, thirteenth session): drawing | ${s2(sum(drawMs))} | ${f1(median(drawMs))} median (first ${f0(drawMs[0]!)}: base map) | |`);
+detail.push(`| … \`getImageData\` + indexing against the run's palette (src/render/palette.ts, PaletteIndexer) | ${s2(sum(quantiseMs))} | ${f1(median(quantiseMs))} median | |`);
 detail.push(`| … for comparison: a palette chosen per image (\`quantise\`, as before 2026-11-28) | ${s2(sum(perImagePaletteMs))} | ${f1(median(perImagePaletteMs))} median | |`);
-detail.push(`| band images: indexed PNG, zlib level 6 in stripes of 32 rows, a stripe seen before reused (src/formats/stripedDeflate.ts, on the drawing thread) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB; **${f1(median(pngBytes) / 1024)} KB median** (${f1(Math.min(...pngBytes) / 1024)}–${f1(Math.max(...pngBytes) / 1024)}) |`);
+detail.push(`| … indexed PNG, zlib level 6 in stripes of 32 rows, a stripe seen before reused (src/formats/stripedDeflate.ts, on the drawing thread) | ${s2(sum(encodeMs))} | ${f1(median(encodeMs))} median | ${mb(sum(pngBytes))} MB; **${f1(median(pngBytes) / 1024)} KB median** (${f1(Math.min(...pngBytes) / 1024)}–${f1(Math.max(...pngBytes) / 1024)}) |`);
 detail.push(`| … for comparison: the same rows deflated whole at level 6 (before 2026-11-28; then on the thread pool) | ${s2(sum(wholeDeflateMs))} | ${f1(median(wholeDeflateMs))} median | ${mb(sum(wholeDeflateBytes))} MB of image data alone (PNGs with it: ${mb(sum(wholeDeflateBytes) + sum(pngBytes) - sum(encodedDataBytes))} MB) |`);
 detail.push(`| PNG encoders, ${sample.length} of the band images: Skia's (\`canvas.encode("png")\`) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f1(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … \`getImageData\` + RGBA PNG, filter none, zlib level 3 (src/render/png.ts before issue 18) | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f1(median(alt.zlibBytes) / 1024)} KB median |`);
@@ -945,14 +955,12 @@ if (!flags["no-write"]) {
     `  (src/render/palette.ts, ash classes exact) against ${f1(median(alt.zlibBytes) / 1024)} KB for the same pixels as RGBA (the encoder before; with the base map's full`,
     `  anti-aliasing, as before issue 18, 181–184 KB) and ${f1(median(alt.skiaBytes) / 1024)} KB from Skia's encoder.`,
     `- Where the CPU goes (one item at a time, table above): reading ${s1(readTotals.read)} s (HDF5 inflate in h5wasm ${s1(readTotals.raw)} s, conversion ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw))} s),`,
-    `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images: drawing ${s1(sum(drawMs))} s, indexing ${s1(sum(quantiseMs))} s (a palette per image: ${s1(sum(perImagePaletteMs))} s),`,
-    `  deflating ${s1(sum(encodeMs))} s (${f1(median(drawMs) + median(quantiseMs) + median(encodeMs))} ms an image); writing ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s). Start-up: ${s1(startup)} s.`,
+    `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images as built ${s1(sum(builtMs))} s (${f1(median(builtMs))} ms an image; drawn, read,`,
+    `  indexed and deflated whole: ${s1(sum(drawMs) + sum(quantiseMs) + sum(encodeMs))} s); writing ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s). Start-up: ${s1(startup)} s.`,
     `- What would give the target more margin, largest gain first (estimates from the rows above):`,
     `  1. HDF5 inflate runs in WebAssembly (${s1(readTotals.raw)} s of CPU): reading the raw chunks and inflating them with Node's zlib would`,
     `     take a part of that, if h5wasm gave the chunks.`,
-    `  2. The band images share their frame (banner, legend, attribution) and base map: drawing the frame once per run and`,
-    `     copying it would save part of the ${s1(sum(drawMs))} s of drawing (the palette is chosen once per run already).`,
-    `  3. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, hashing and file writes, which the`,
+    `  2. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, hashing and file writes, which the`,
     `     build itself does as each renderer hands its drafts over, beside the maps (src/build/artefacts.ts, ArtefactWriter).`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,
     picks.length
