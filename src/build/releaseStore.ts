@@ -216,7 +216,7 @@ export interface StagingDir {
   discard(): Promise<void>;
 }
 
-/** Writes `work` into a fresh staging directory and commits it as `name`; on failure the directory is removed. */
+/** Runs `work` on a fresh staging directory under `parent`, which `work` commits under its name (StagingDir.commit); if `work` throws, the directory is removed. */
 export async function writeStaged<T>(distDir: string, parent: string, work: (staged: StagingDir) => Promise<T>): Promise<T> {
   const staged = await createStagingDir(distDir, parent);
   try {
