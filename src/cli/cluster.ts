@@ -76,6 +76,11 @@ export async function superviseWorkers(workers: number, log: (line: string) => v
       waiter?.serving(worker);
     };
     worker.on("message", onMessage);
+    // Sending to a worker that is exiting fails (EPIPE on its channel: retire's disconnect() when it stopped on its
+    // own a moment before); its "exit" follows and is handled below. Unhandled, the error ended the primary.
+    worker.on("error", (error) => {
+      if (!stopping && !retiring.has(worker)) log(`worker ${worker.process.pid}: ${error.message}`);
+    });
     worker.once("exit", (code, signal) => {
       clearTimeout(survived);
       serving.delete(worker);
