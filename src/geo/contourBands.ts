@@ -29,6 +29,12 @@ export interface ContourBandsOptions {
    * lon/lat. Default 0.01; 0 keeps every marching-squares vertex.
    */
   simplifyCells?: number;
+  /**
+   * The cells (indices into `values`, any order) that may hold a value at or above the lowest threshold when it is
+   * above 0, every other cell holding 0 or nothing: the cells of a model's field that are not 0 (FieldCells.nonZero),
+   * a few per cent of it. The extent of the ash is then found from them, not by a pass over the whole field.
+   */
+  cells?: ArrayLike<number> | undefined;
 }
 
 /**
@@ -64,7 +70,8 @@ export function contourBands(
   const bands: ThresholdBand[] = thresholds.map((lower, i) => ({ lower, upper: thresholds[i + 1] ?? null, polygons: [] }));
   if (thresholds.length === 0) return bands;
 
-  const box = boxAtOrAbove(values, nx, ny, thresholds[0]!);
+  const lowest = thresholds[0]!;
+  const box = options.cells && lowest > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, lowest) : boxAtOrAbove(values, nx, ny, lowest);
   if (!box) return bands;
 
   // The box with a margin of one cell on each side; margin cells outside the grid are −Infinity, which
@@ -207,6 +214,25 @@ export function boxAtOrAbove(
     if (last > x1) x1 = last;
   }
   return y0 < 0 ? undefined : { x0, y0, x1, y1 };
+}
+
+/** boxAtOrAbove over the listed cells only (ContourBandsOptions.cells). */
+export function boxOfCellsAtOrAbove(values: ArrayLike<number>, nx: number, cells: ArrayLike<number>, t: number): { x0: number; y0: number; x1: number; y1: number } | undefined {
+  let x0 = nx;
+  let y0 = Infinity;
+  let x1 = -1;
+  let y1 = -1;
+  for (let k = 0; k < cells.length; k++) {
+    const i = cells[k]!;
+    if (!(values[i]! >= t)) continue;
+    const y = Math.floor(i / nx);
+    const x = i - y * nx;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    if (y > y1) y1 = y;
+  }
+  return y1 < 0 ? undefined : { x0, y0, x1, y1 };
 }
 
 const key = (p: Position): string => `${p[0]},${p[1]}`;

@@ -1,6 +1,6 @@
 /**
  * analyseSteps visits only the cells of a step that hold something (FieldCells.nonZero) once every cell of
- * the running maximum has a value: its maximum, missing counts and point-grid codes must be what a pass over
+ * the running maximum has a value: its maximum, missing counts, ash areas and point-grid codes must be what a pass over
  * every cell of every step gives, whatever the mix of zeros, values and missing cells, and wherever a
  * chunk of steps starts. Real NetCDF files written by ncgen (Debian netcdf-bin), float and packed short fields.
  */
@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { analyseSteps } from "../../src/build/readers/modelOutput.ts";
 import { encodeConcentration } from "../../src/formats/concentrationCodes.ts";
+import { contourBands } from "../../src/geo/contourBands.ts";
 import { openModelOutput } from "../../src/model/openModelOutput.ts";
 import type { ModelOutput } from "../../src/model/types.ts";
 import { eemepCdl, HAS_NETCDF_BIN, ncgen, NO_NETCDF_BIN, removeTempDirs, tempDir } from "../model/helpers.ts";
@@ -77,6 +78,7 @@ describe.skipIf(!HAS_NETCDF_BIN)(`analyseSteps${HAS_NETCDF_BIN ? "" : `: skipped
               const cells = [...field.keys()].filter((cell) => field[cell] !== 0);
               expect(Array.from(step.codes!.cells), what).toEqual(cells);
               expect(Array.from(step.codes!.values), what).toEqual(cells.map((cell) => encodeConcentration(field[cell]!)));
+              expect(step.areas, what).toEqual(contourBands(field, output.grid.nx, output.grid.ny, [0.2, 2, 4], output.grid.toLonLat));
             });
           }
         }

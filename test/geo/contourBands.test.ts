@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { boxAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
+import { boxAtOrAbove, boxOfCellsAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
 import { findCrossingRings, isCounterClockwise, pointInRing, polygonArea, polygonAreaKm2, ringArea, segmentDistance2 } from "../../src/geo/rings.ts";
 import type { GridToLonLat, Polygon, Position, ThresholdBand } from "../../src/geo/types.ts";
 
@@ -104,6 +104,29 @@ describe("contourBands: exact small cases", () => {
     expect(contourBands(new Float32Array(4), 2, 2, [], identity)).toEqual([]);
     expect(boxAtOrAbove(new Float32Array([0, 0, 0, 0, 0, 1, NaN, 0, 0, 0, 2, 0]), 4, 3, 1)).toEqual({ x0: 1, y0: 1, x1: 2, y1: 2 });
     expect(boxAtOrAbove(new Float32Array([NaN, 0]), 2, 1, 0.5)).toBeUndefined();
+  });
+
+  it("given the cells of a field that are not 0, finds the same areas from them (any order, a few zero cells among them)", () => {
+    // Plumes, a missing block, ash on the grid's edges; the cells listed as a reader lists them, then shuffled with zeros.
+    const values = field(60, 40, (x, y) => (x >= 20 && x < 24 && y >= 10 && y < 14 ? NaN : gaussian(12, 9, 3)(x, y) + gaussian(59, 39, 2, 5)(x, y) + gaussian(0, 20, 1.5, 3)(x, y)));
+    for (let i = 0; i < values.length; i++) if (values[i]! < 0.05) values[i] = 0;
+    const nonZero = Array.from(values.keys()).filter((i) => values[i] !== 0);
+    const shuffled = [...nonZero, 0, 61, 2399].reverse();
+    for (const thresholds of [THRESHOLDS, [0.5], [3, 6]]) {
+      const whole = contourBands(values, 60, 40, thresholds, regular);
+      expect(whole.some((band) => band.polygons.length > 0)).toBe(true);
+      expect(contourBands(values, 60, 40, thresholds, regular, { cells: Uint32Array.from(nonZero) })).toEqual(whole);
+      expect(contourBands(values, 60, 40, thresholds, regular, { cells: shuffled })).toEqual(whole);
+    }
+    for (const t of [0.05, 0.5, 3, 9.9, 10]) expect(boxOfCellsAtOrAbove(values, 60, shuffled, t), `box at ${t}`).toEqual(boxAtOrAbove(values, 60, 40, t));
+    expect(boxOfCellsAtOrAbove(new Float32Array([0, 0, 0, 0, 0, 1, NaN, 0, 0, 0, 2, 0]), 4, [5, 6, 10], 1)).toEqual({ x0: 1, y0: 1, x1: 2, y1: 2 });
+    expect(contourBands(values, 60, 40, [10], regular, { cells: nonZero })).toEqual([{ lower: 10, upper: null, polygons: [] }]);
+    // At or below 0 the zero cells count: the list is not enough, and the whole field is read.
+    const small = field(30, 20, (x, y) => (Math.abs(x - 15) < 2 && Math.abs(y - 10) < 2 ? 5 : 0));
+    const smallCells = Array.from(small.keys()).filter((i) => small[i] !== 0);
+    const atZero = contourBands(small, 30, 20, [0, 1], regular, { cells: smallCells });
+    expect(atZero).toEqual(contourBands(small, 30, 20, [0, 1], regular));
+    expect(atZero[0]!.polygons.length).toBeGreaterThan(0);
   });
 
   it("rejects bad arguments with a reason", () => {

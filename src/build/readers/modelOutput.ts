@@ -237,7 +237,7 @@ export async function analyseSteps(output: ModelOutput, variable: string, from: 
       unvalued = missing;
     } else if (unvalued === 0) raiseMaximum(maximum, values, nonZero);
     else unvalued = mergeMaximum(maximum, values);
-    const areas = contourBands(values, grid.nx, grid.ny, thresholds, grid.toLonLat);
+    const areas = contourBands(values, grid.nx, grid.ny, thresholds, grid.toLonLat, { cells: nonZero });
     steps.push(codes ? { areas, missing, codes: stepCodes(values, nonZero) } : { areas, missing });
   }
   return { steps, maximum };
