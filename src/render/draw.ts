@@ -69,7 +69,7 @@ export function polygonsForD3(polygons: readonly Polygon[]): GeoJSON.MultiPolygo
 
 /**
  * Ash areas ready to draw: per class present, lowest first, its colours and its polygons' rings in panel
- * coordinates (those crossing the projection's cut kept for d3-geo), and the panel rows they can change.
+ * coordinates (those crossing the projection's cut kept for d3-geo), and the part of the panel they can change.
  */
 export interface ProjectedAreas {
   classes: Array<{ fill: string; outline: string; rings: Float64Array[]; acrossTheCut: Polygon[] }>;
@@ -348,7 +348,7 @@ function drawMissingNote(ctx: SKRSContext2D, panel: Rect, text: string, labelSiz
 }
 const MISSING_NOTE = { size: 13, weight: "bold", top: 6 + 12 + 6, halo: 3.5 } as const;
 
-/** The rows of a panel `width` wide the missing-values note of a panel with ash can change: its line at the largest size, halo and all. */
+/** The part of a panel `width` wide that the missing-values note of a panel with ash can change: its line at the largest size, halo and all, across the panel. */
 export function missingNoteExtent(width: number, labelSize: number): Rect {
   const reach = MISSING_NOTE.size + MISSING_NOTE.halo;
   const y = Math.floor(MISSING_NOTE.top + labelSize - reach);
@@ -386,7 +386,7 @@ export interface PanelContent {
   labelSize?: number;
   /** Where the model gave no value in some cells: what the panel says of them (src/contract/missingValues.ts). */
   missing?: string | undefined;
-  /** Without the note a panel without ash gets: the background band images are composed on (src/render/bandImage.ts). */
+  /** Leaves out the note of a panel without ash: the background that band images are composed on has none (src/render/bandImage.ts). */
   withoutNote?: boolean | undefined;
   /** Copy the base map only into these rectangles of the image (whole pixels): the rest is not read (startImage). */
   baseOnly?: readonly Rect[] | undefined;
