@@ -177,7 +177,9 @@
     }
     volcanoLayer.clearLayers();
     if (step.volcano) {
-      const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: [20, 20], iconAnchor: [10, 12] });
+      // Its size and anchor come from the style sheet (larger on a phone): iconSize given as undefined overrides
+      // DivIcon's default of 12 × 12, and without it Leaflet sets neither size nor margins.
+      const icon = L.divIcon({ className: "volcano-marker", html: "▲", iconSize: undefined });
       L.marker([step.volcano.lat, ashKml.nearTurn(step.volcano.lon, state.centreLon)], { icon, title: step.volcano.name, alt: `Volcano ${step.volcano.name}`, keyboard: false }).addTo(volcanoLayer);
     }
     const list = $("legend-list");

@@ -58,6 +58,16 @@ afterAll(async () => {
 });
 
 /** Opens the viewer with this query and waits for what it must draw. */
+/** The volcano marker's size, and where in it the volcano is (Leaflet places the marker's box at the volcano, shifted by its margins). */
+async function volcanoMarker(page: WatchedPage["page"]): Promise<{ width: number; height: number; anchorX: number; anchorY: number }> {
+  return page.evaluate(`(() => {
+    const marker = document.querySelector(".volcano-marker");
+    const box = marker.getBoundingClientRect();
+    const style = getComputedStyle(marker);
+    return { width: box.width, height: box.height, anchorX: -parseFloat(style.marginLeft), anchorY: -parseFloat(style.marginTop) };
+  })()`);
+}
+
 async function open(query: string, expect: { reftime: string; band: string; time: string }, viewport?: { width: number; height: number }): Promise<WatchedPage> {
   const watched = await openPage(browser, viewport);
   await watched.page.goto(`${sample.viewerUrl}${query}`);
@@ -109,6 +119,7 @@ describe("the viewer on the published sample runs", () => {
     // What the field is, read from the model output's MAX6h_ naming through the KML (src/model/fieldMeaning.ts).
     expect(await watched.page.locator("#legend-title").textContent()).toBe("Maximum of 6-hour mean ash concentration");
     expect(await watched.page.locator(".volcano-marker").count()).toBe(1);
+    expect(await volcanoMarker(watched.page)).toEqual({ width: 20, height: 20, anchorX: 10, anchorY: 12 });
     await watched.page.close();
   });
 
@@ -261,6 +272,8 @@ describe("the viewer on the published sample runs", () => {
     expect(banner!.height).toBeLessThan(80);
     expect(map!.width).toBe(phone.width);
     expect(map!.height).toBeGreaterThan(300);
+    // The volcano is larger on a phone, its triangle's middle still on the volcano.
+    expect(await volcanoMarker(page)).toEqual({ width: 24, height: 24, anchorX: 12, anchorY: 14 });
     for (const control of ["#run", "#time", "#play"]) {
       const box = await page.locator(control).boundingBox();
       expect(box!.x, control).toBeGreaterThanOrEqual(0);
