@@ -80,7 +80,7 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const layout = bandImageLayout(input);
   const areas = projectAreas(baseMapOf(input, layout).projection, input.band.areas, input.thresholds);
   const hasAsh = areas.classes.length > 0;
-  const indices = Uint8Array.from(backgroundIndices(input, layout, hasAsh, palette));
+  const indices = backgroundIndices(input, layout, hasAsh, palette).slice();
   const changed = changedRects(layout, areas, hasAsh && input.band.missingShare !== undefined);
   const drawn = drawBandImage(input, canvasForEncoding, { areas, only: changed });
   canvasForEncoding = drawn.ctx.canvas;
