@@ -6,11 +6,10 @@ import { bandImageLayout, bandImagePalette, drawBandImage, renderBandImage, type
 import { noAshNoteLines } from "../../src/render/draw.ts";
 import { packedPixels, PaletteIndexer } from "../../src/render/palette.ts";
 import { encodeIndexedPng, unfilteredRows } from "../../src/render/png.ts";
-import { inflateSync } from "node:zlib";
 import { ashClasses, ASH_FILL_OPACITY as ASH_FILL_ALPHA, rgbOf } from "../../src/contract/ashClasses.ts";
 import { EXERCISE_COLOUR, REAL_ERUPTION_COLOUR, REHEARSAL_COLOUR } from "../../src/render/style.ts";
 import { EYJAFJALLAJOKULL, ICELAND_BOX, QUANTITY, THRESHOLDS, lonLatRect, samplePlumeBands } from "./plume.ts";
-import { basePixels, closeTo, imagePoint, over, plte, pngSize, readPixels } from "./pixels.ts";
+import { basePixels, closeTo, imagePoint, over, plte, pngRows, pngSize, readPixels } from "./pixels.ts";
 
 const input = (type: BandImageInput["type"], areas: ThresholdBand[], extra: Partial<BandImageInput> = {}): BandImageInput => ({
   type,
@@ -281,15 +280,4 @@ function countDiffering(differs: (x: number, y: number) => boolean, rect: { x: n
   let n = 0;
   for (let y = rect.y; y < rect.y + rect.h; y++) for (let x = rect.x; x < rect.x + rect.w; x++) if (differs(x, y)) n++;
   return n;
-}
-
-/** The rows a PNG stores (filter bytes included), its IDAT chunks inflated. */
-function pngRows(png: Buffer): Buffer {
-  const idat: Buffer[] = [];
-  for (let at = 8; at < png.length; ) {
-    const length = png.readUInt32BE(at);
-    if (png.toString("latin1", at + 4, at + 8) === "IDAT") idat.push(png.subarray(at + 8, at + 8 + length));
-    at += 12 + length;
-  }
-  return inflateSync(Buffer.concat(idat));
 }

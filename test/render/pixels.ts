@@ -1,4 +1,5 @@
 /** Reading our own PNGs back, for tests: size from IHDR, pixels through @napi-rs/canvas. */
+import { inflateSync } from "node:zlib";
 import { createCanvas, loadImage, type Canvas } from "@napi-rs/canvas";
 import type { GeoProjection } from "d3-geo";
 import type { Rect } from "../../src/render/draw.ts";
@@ -73,10 +74,23 @@ export function closeTo(actual: readonly number[], expected: readonly number[], 
 
 /** The PLTE chunk's data of a PNG. */
 export function plte(png: Buffer): Buffer {
+  const [palette] = chunksOfType(png, "PLTE");
+  if (!palette) throw new Error("no PLTE chunk");
+  return palette;
+}
+
+/** The rows a PNG stores (each row's filter byte included), its IDAT chunks inflated. */
+export function pngRows(png: Buffer): Buffer {
+  return inflateSync(Buffer.concat(chunksOfType(png, "IDAT")));
+}
+
+/** The data of a PNG's chunks of one type, in order. */
+function chunksOfType(png: Buffer, type: string): Buffer[] {
+  const found: Buffer[] = [];
   for (let at = 8; at < png.length; ) {
     const length = png.readUInt32BE(at);
-    if (png.toString("latin1", at + 4, at + 8) === "PLTE") return png.subarray(at + 8, at + 8 + length);
+    if (png.toString("latin1", at + 4, at + 8) === type) found.push(png.subarray(at + 8, at + 8 + length));
     at += 12 + length;
   }
-  throw new Error("no PLTE chunk");
+  return found;
 }
