@@ -16,6 +16,13 @@ import type { StepTasks } from "./stepTasks.ts";
 
 /** Without ASHCAST_WORKERS: one worker per core, at most this many (each holds its base maps and fonts: ~100 MB). */
 const MOST_WORKERS_BY_DEFAULT = 8;
+/**
+ * Each worker's young generation, in MB (semi-spaces of 4 MB). Node gives a worker 192 MB on a large machine:
+ * V8 then starts marking the old generation whenever its headroom is below that, and a worker whose old
+ * generation holds ~11 MB was marked every ~100 ms. With 12 MB: 6 of 6 alternating full-size builds faster,
+ * 0.97× wall and CPU, RSS 742 against 845 MB (6 MB and 24 MB measured the same as 12; docs/benchmarks.md, issue 18).
+ */
+const WORKER_YOUNG_GENERATION_MB = 12;
 
 /** How many worker threads per-step work gets: ASHCAST_WORKERS, else one per core (none on a one-core machine). */
 export function stepWorkers(env: NodeJS.ProcessEnv = process.env): number {
@@ -36,7 +43,7 @@ function currentPool(): WorkerPool | undefined {
     void pool.close();
     pool = undefined;
   }
-  if (size > 0) pool ??= new WorkerPool(new URL("./stepWorker.ts", import.meta.url), { size, name: "build" });
+  if (size > 0) pool ??= new WorkerPool(new URL("./stepWorker.ts", import.meta.url), { size, name: "build", youngGenerationMb: WORKER_YOUNG_GENERATION_MB });
   return pool;
 }
 

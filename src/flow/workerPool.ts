@@ -15,7 +15,7 @@
  * const pool = new WorkerPool(new URL("./myWorker.ts", import.meta.url), { size: 2, name: "render" });
  * const png = await pool.run<Uint8Array>("bandImage", input, "images/fl000-200/20260601T060000Z.png");
  */
-import { isMainThread, parentPort, Worker, type Transferable } from "node:worker_threads";
+import { isMainThread, parentPort, Worker, type ResourceLimits, type Transferable } from "node:worker_threads";
 import { InternalError, UserError } from "../errors.ts";
 
 /** What a task gives back: its output, and the buffers to move rather than copy to the other thread. */
@@ -66,6 +66,8 @@ export interface WorkerPoolOptions {
   name: string;
   /** Workers stop this long after the last task (default 2 s). */
   idleMs?: number;
+  /** Most memory of each worker's young generation (V8's resource limit; Node's default for a worker is far larger than a main thread's). */
+  youngGenerationMb?: number;
 }
 
 export class WorkerPool {
@@ -73,6 +75,7 @@ export class WorkerPool {
   readonly #url: URL;
   readonly #name: string;
   readonly #idleMs: number;
+  readonly #resourceLimits: ResourceLimits;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
   #nextId = 1;
@@ -87,6 +90,9 @@ export class WorkerPool {
     this.#url = url;
     this.#name = options.name;
     this.#idleMs = options.idleMs ?? 2000;
+    const young = options.youngGenerationMb;
+    if (young !== undefined && !(Number.isInteger(young) && young >= 1)) throw new InternalError(`a worker's young generation is a whole number of MB, got ${young}`);
+    this.#resourceLimits = young === undefined ? {} : { maxYoungGenerationSizeMb: young };
   }
 
   /** Runs `task` on `input` in a worker; `label` names what it works on (a file) in every error. */
@@ -144,7 +150,7 @@ export class WorkerPool {
   }
 
   #start(): Slot {
-    const worker = new Worker(this.#url, { name: `ashcast ${this.#name} ${++this.#started}` });
+    const worker = new Worker(this.#url, { name: `ashcast ${this.#name} ${++this.#started}`, resourceLimits: this.#resourceLimits });
     const slot: Slot = { worker, job: undefined, ready: false };
     worker.unref();
     worker.on("message", (reply: Reply) => {

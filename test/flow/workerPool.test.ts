@@ -24,6 +24,15 @@ describe("WorkerPool", () => {
     expect(await workers.run<Uint8Array>("bytes", { length: 1000 }, "bytes")).toEqual(new Uint8Array(1000).fill(7));
   });
 
+  it("gives each worker the young generation it was told, and refuses a size that is not whole MB", async () => {
+    const limited = new WorkerPool(TASKS, { size: 1, name: "test", youngGenerationMb: 12 });
+    pools.push(limited);
+    expect(await limited.run("limits", {}, "limits")).toMatchObject({ maxYoungGenerationSizeMb: 12 });
+    // Without the option, Node's own default (larger) stays.
+    expect(await pool(1).run<{ maxYoungGenerationSizeMb: number }>("limits", {}, "limits")).not.toMatchObject({ maxYoungGenerationSizeMb: 12 });
+    expect(() => new WorkerPool(TASKS, { size: 1, name: "test", youngGenerationMb: 0.5 })).toThrow(/young generation is a whole number of MB, got 0.5/);
+  });
+
   it("gives a user error back as a UserError, with its file and fix", async () => {
     const error = await pool(1).run("userError", {}, "runs/a/eemep.nc steps 0–5").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UserError);
