@@ -45,6 +45,20 @@ describe("the /point answer", () => {
     );
   });
 
+  it("between centres, takes the highest of cells in a block without ash and a block with it, whichever holds it", () => {
+    // Blocks are 8 cells wide: lon −23 is the last column of block 0, −22 the first of block 1. A place at
+    // (60.2, −22.6) lies between the four centres (−23 | −22, 60 | 61); only one of them has ash, at step 2.
+    for (const ashLon of [-22, -23]) {
+      const grid = testGrid({ ...spec(), value: (b, t, lon, lat) => (b === 1 && t === 2 && lon === ashLon && lat === 60 ? 3.25 : 0) });
+      const result = answerPoint(times[0]!, [grid], 60.2, -22.6, undefined);
+      if ("kind" in result) throw new Error(result.detail);
+      const parsed = JSON.parse(result.toString("utf8")) as PointAnswer & { series: Array<{ support: unknown }> };
+      expect(parsed.series[1]!.support).toEqual([{ x: 7, y: 10 }, { x: 8, y: 10 }, { x: 7, y: 11 }, { x: 8, y: 11 }]);
+      expect(parsed.series[1]!.steps.map((step) => step.value)).toEqual(times.map((_, t) => (t === 2 ? decodeConcentration(encodeConcentration(3.25)) : 0)));
+      expect(parsed.series[0]!.steps.map((step) => step.class)).toEqual(times.map(() => "none"));
+    }
+  });
+
   it("writes a file name outside ASCII as UTF-8", () => {
     expect((JSON.parse(answer("Grímsvötn–øst.nc")) as PointAnswer).series[0]!.source).toBe("Grímsvötn–øst.nc");
   });
