@@ -134,6 +134,11 @@ describe("POST /upload", () => {
     expect(typeIssue, JSON.stringify(problem.report.issues)).toMatchObject({ file: "katla-without-type/run.json", fix: expect.stringMatching(/type/) });
     expect(await runsEntries()).toEqual(before);
     expect((await auditLines()).at(-1)).toMatchObject({ action: "upload", target: "katla-without-type", outcome: "refused" });
+    // Without a folder name (none asked, none in the archive) the report calls it "(upload)".
+    const unnamed = InvalidUploadProblem.parse((await upload(body, type)).json());
+    expect(unnamed.report.folder).toBe("(upload)");
+    expect(unnamed.report.issues.find((issue) => issue.severity === "error" && /type/.test(issue.message))).toMatchObject({ file: "(upload)/run.json" });
+    expect(await runsEntries()).toEqual(before);
     // A layer whose file is missing: its fix names the folder asked for, not the staging folder the check ran in.
     const withType = JSON.parse(files["run.json"]!.toString()) as Record<string, unknown>;
     withType.layergroups = [{ name: "Forecaster", layers: [{ type: "KML", name: "Ash", file: "missing.kml" }] }];

@@ -18,6 +18,9 @@ import { receiveUpload, UploadRefused, type UploadLimits } from "./receive.ts";
 /** Staging folders: `.upload-<pid>-<random>`, hidden from the watcher and the build by the leading dot. */
 const STAGING_PREFIX = ".upload-";
 
+/** What the report of an upload that names no folder calls it (a name no upload may ask for: it has parentheses). */
+const UNNAMED = "(upload)";
+
 /** Folder names an upload may ask for: what a forecaster would type, nothing a path could hide in. */
 const FOLDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** A name an upload may use: one of FOLDER_NAME that the build does not skip (`.part`, `.tmp`, `.swp` ...). */
@@ -46,8 +49,8 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
   // Said before a byte is read: a run of hundreds of MB was received and validated only to be refused.
   if (request.folder !== undefined && (await lstat(path.join(runsDir, request.folder)).then(() => true, () => false))) return folderExists(request.folder);
   const staging = path.join(runsDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
-  // The run is received into staging/<name>, so the report names its files as the forecaster knows them.
-  const received = path.join(staging, "run");
+  // Received under a neutral name; moved to staging/<its name> before it is checked (below).
+  const received = path.join(staging, "incoming");
   await mkdir(received, { recursive: true });
   try {
     let asked: string | undefined;
@@ -60,26 +63,27 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
     }
     if (asked !== undefined && !usableName(asked)) return refusedName(asked);
 
-    const checked = await request.validate(received);
+    // Checked under the name it will have (the one asked for, or the archive's own folder's), so that the report
+    // names each file as the forecaster knows it; without one, as "(upload)" (its name comes from its reftime).
+    const named = path.join(staging, asked ?? UNNAMED);
+    await rename(received, named);
+    const checked = await request.validate(named);
     const report = checked.runs[0];
     if (!report) throw new Error(`Internal error: checking the upload gave no report`);
-    // The staging folder is called run/: each issue names the folder asked for instead, in its file and its fix.
-    const name = asked ?? "(upload)";
-    const named = { ...report, folder: name, issues: report.issues.map((issue) => ({ ...issue, file: issue.file.replace(/^run(?=\/|$)/, name), fix: issue.fix.replace(/\brun\/(?=\s|$|[.,;:)])/g, `${name}/`) })) };
-    if (checked.errors > 0 || !report.reftime || !report.type) return { kind: "invalid", report: named };
+    if (checked.errors > 0 || !report.reftime || !report.type) return { kind: "invalid", report };
 
     const folder = asked ?? `${compactInstant(report.reftime)}-upload-${compactInstant(request.now.toISOString().replace(/\.\d{3}Z$/, "Z"))}-${randomBytes(2).toString("hex")}`;
     const target = path.join(runsDir, folder);
     if (await lstat(target).then(() => true, () => false)) return folderExists(folder);
     try {
-      await rename(received, target);
+      await rename(named, target);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // Created meanwhile by another upload: the rename does not replace a folder with files in it.
       if (code === "ENOTEMPTY" || code === "EEXIST") return { kind: "refused", status: 409, detail: `runs/${folder} was created meanwhile; choose another ?folder=` };
       throw error;
     }
-    return { kind: "accepted", folder, reftime: report.reftime, type: report.type, warnings: named.issues };
+    return { kind: "accepted", folder, reftime: report.reftime, type: report.type, warnings: report.issues };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
