@@ -82,7 +82,7 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const hasAsh = areas.classes.length > 0;
   const indices = backgroundIndices(input, layout, hasAsh, palette).slice();
   const changed = changedRects(layout, areas, hasAsh && input.band.missingShare !== undefined);
-  const drawn = drawBandImage(input, canvasForEncoding, { areas, only: changed });
+  const drawn = drawBandImage(input, canvasForEncoding, { layout, areas, only: changed });
   canvasForEncoding = drawn.ctx.canvas;
   // The pixels are read before anything is awaited: the next image may draw on the canvas then.
   const indexer = indexerFor(palette);
@@ -127,7 +127,7 @@ function backgroundIndices(input: BandImageInput, layout: BandImageLayout, hasAs
   const indexer = indexerFor(palette);
   const known = backgrounds.find((background) => background.key === key && background.indexer === indexer);
   if (known) return known.indices;
-  const drawn = drawBandImage({ ...input, band }, canvasForEncoding, { withoutNote: hasAsh });
+  const drawn = drawBandImage({ ...input, band }, canvasForEncoding, { layout, withoutNote: hasAsh });
   canvasForEncoding = drawn.ctx.canvas;
   const indices = indexer.index(drawn.ctx.getImageData(0, 0, width, height).data);
   backgrounds.unshift({ key, indexer, indices });
@@ -178,6 +178,8 @@ function baseMapOf(input: BandImageInput, layout: BandImageLayout): BaseMap {
 }
 
 export interface DrawOptions {
+  /** The input's layout, when the caller made it already (bandImageLayout). */
+  layout?: BandImageLayout | undefined;
   /** The band's areas already projected (projectAreas with the image's base map). */
   areas?: ProjectedAreas | undefined;
   /** Only these parts of the image are read: its white and its base map go there only (startImage, PanelContent), and its banner and footer only when one reaches them. */
@@ -188,7 +190,7 @@ export interface DrawOptions {
 
 /** Draws one band at one time step (renderBandImage encodes it), on a new canvas or on `reuse` (startImage). */
 export function drawBandImage(input: BandImageInput, reuse?: Canvas, options: DrawOptions = {}): DrawnImage {
-  const layout = bandImageLayout(input);
+  const layout = options.layout ?? bandImageLayout(input);
   const name = input.volcano?.name ?? "Volcanic ash";
   const { ctx } = startImage(
     layout,
