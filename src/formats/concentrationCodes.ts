@@ -35,7 +35,13 @@ function buildTable(): Float64Array {
   return table;
 }
 
-/** The code of a concentration in mg/m³ (NaN: missing). Values beyond the scale (above 1e25) take the top code. */
+/**
+ * The highest concentration the scale holds (2.8e25 mg/m³): a value above it would take the top code and read
+ * less than it is, so the model reader refuses one (src/model/openModelOutput.ts). No model writes such a value.
+ */
+export const MAX_CODED_MG_M3 = CODE_VALUES[TOP_CODE]!;
+
+/** The code of a concentration in mg/m³ (NaN: missing). Values beyond the scale (MAX_CODED_MG_M3) take the top code. */
 export function encodeConcentration(value: number): number {
   if (Number.isNaN(value)) return MISSING_CODE;
   if (value < MIN_CODED_MG_M3) return 0;

@@ -14,12 +14,14 @@
  *   default fill of the type (not for bytes, as netCDF's own rule); `_Unsigned = "true"` reads a classic
  *   file's signed integers as unsigned; `scale_factor` / `add_offset` are applied, a packed value within
  *   half a packing step of 0 being 0; units are converted to mg/m³ (units.ts); a negative or infinite
- *   concentration is an error naming the variable and the time step. `valid_min`/`valid_max`/`valid_range`
+ *   concentration, or one beyond what a point-query grid holds (MAX_CODED_MG_M3), is an error naming the
+ *   variable and the time step. `valid_min`/`valid_max`/`valid_range`
  *   do not make values missing (the error then names them, for the file to say so with `_FillValue`).
  * - Every problem with the file is a UserError whose `where` is the display path, with a fix.
  */
 import { open } from "node:fs/promises";
 import { InternalError, UserError, UserErrors } from "../errors.ts";
+import { MAX_CODED_MG_M3 } from "../formats/concentrationCodes.ts";
 import { formatInstant, normaliseInstant } from "../time/instant.ts";
 import { cfTimeProblem, cfTimeToMs, parseCfTimeUnits } from "./cfTime.ts";
 import { axesOf2dGrid, type RotatedPole } from "./gridAxes.ts";
@@ -518,7 +520,7 @@ function float32ToMgPerM3(raw: Float32Array, variable: FieldVariable): FieldCell
       continue;
     }
     const converted = Math.fround((value * scale + offset) * factor);
-    if (!(converted >= 0 && converted !== Infinity)) return undefined;
+    if (!(converted >= 0 && converted <= MAX_CODED_MG_M3)) return undefined;
     field[k] = converted + 0;
   }
   return { values: field, nonZero: nonZero.slice(0, count), missing };
@@ -577,7 +579,7 @@ function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number
     const value = unsignedSpan && stored < 0 ? stored + unsignedSpan : stored;
     const unpacked = value * scale + offset;
     const converted = unpacked < 0 && unpacked > -zeroWithin ? 0 : Math.fround(unpacked * factor);
-    if (converted >= 0 && converted !== Infinity) {
+    if (converted >= 0 && converted <= MAX_CODED_MG_M3) {
       field[k] = converted + 0; // -0 to 0
       continue;
     }
@@ -593,7 +595,7 @@ function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number
       );
     }
     fail(
-      `variable ${variable.name} has an infinite or unrepresentable concentration (${unpacked} ${variable.units}${asStored}) ${at}`,
+      `variable ${variable.name} has an infinite or unrepresentable concentration (${unpacked} ${variable.units}${asStored}) ${at}: ashcast reads up to ${MAX_CODED_MG_M3.toPrecision(2)} mg/m³`,
       "replace the file with the model's own output (use _FillValue for missing cells)",
     );
   }

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
-import { CODE_RATIO, CODE_VALUES, decodeConcentration, encodeConcentration, encodeFloat32Concentration, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
+import { CODE_RATIO, CODE_VALUES, decodeConcentration, encodeConcentration, encodeFloat32Concentration, MAX_CODED_MG_M3, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../../src/geo/flightLevel.ts";
 import { arcBetween, interpolateArc } from "../../src/geo/greatCircle.ts";
 import { axisPosition, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
@@ -146,6 +146,13 @@ describe("concentration codes", () => {
       fc.property(fc.float({ min: 0, max: f32(1e6), noNaN: true }), (value) => encodeFloat32Concentration(value) === encodeConcentration(value)),
       { numRuns: 50_000 },
     );
+  });
+  it("the scale's top: every value up to MAX_CODED_MG_M3 reads at or above itself, the first above it would read less (the reader refuses those)", () => {
+    expect(MAX_CODED_MG_M3).toBe(decodeConcentration(MISSING_CODE - 1));
+    expect(MAX_CODED_MG_M3).toBeGreaterThan(2.7e25);
+    expect(decodeConcentration(encodeConcentration(MAX_CODED_MG_M3))).toBe(MAX_CODED_MG_M3);
+    expect(decodeConcentration(encodeConcentration(MAX_CODED_MG_M3 * 0.9995))).toBeGreaterThanOrEqual(MAX_CODED_MG_M3 * 0.9995);
+    expect(decodeConcentration(encodeConcentration(MAX_CODED_MG_M3 * 1.0005))).toBeLessThan(MAX_CODED_MG_M3 * 1.0005);
   });
   it("a value on a threshold keeps its class; just below, it may move up a class but never down", () => {
     const classes = ashClasses([0.2, 2, 4]);
