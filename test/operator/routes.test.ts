@@ -145,7 +145,26 @@ describe("POST /upload", () => {
     const second = await multipart({ ...files, "run.json": JSON.stringify(withType) });
     const missing = InvalidUploadProblem.parse((await upload(second.body, second.type, "?folder=katla-missing-layer")).json());
     expect(missing.report.issues.find((issue) => /missing\.kml/.test(issue.message))?.fix, JSON.stringify(missing.report.issues)).toMatch(/^copy missing\.kml into katla-missing-layer\//);
-    for (const issue of missing.report.issues) expect(issue.fix).not.toMatch(/\brun\//);
+    // No report names the folder the upload was received or checked in.
+    for (const issue of [...problem.report.issues, ...missing.report.issues, ...unnamed.report.issues]) {
+      for (const text of [issue.file, issue.message, issue.fix]) expect(text).not.toMatch(/incoming|\.upload-/);
+    }
+  }, 60_000);
+
+  it("names an accepted upload's warnings after the folder it was given, when it asked for none", async () => {
+    const files = await sampleFiles(KATLA);
+    // The volcano moved to the Pacific: outside the model's domain and far from the drawn areas, which is said, not refused.
+    const moved = files["volcano.xml"]!.toString().replace('lon="-19.05"', 'lon="150.0"');
+    const { body, type } = await multipart({ ...files, "volcano.xml": moved });
+    const res = await upload(body, type);
+    expect(res.status, res.text()).toBe(202);
+    const answer = res.json() as { folder: string; warnings: Array<{ file: string; message: string; fix: string }> };
+    try {
+      expect(answer.warnings.map((warning) => warning.file).sort()).toEqual([`${answer.folder}/advisory.kml`, `${answer.folder}/volcano.xml`]);
+      for (const warning of answer.warnings) expect(`${warning.file} ${warning.message} ${warning.fix}`).not.toMatch(/\(upload\)|incoming|\.upload-/);
+    } finally {
+      await rm(path.join(site.runsDir, answer.folder), { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("refuses unsafe archives with 400 and writes nothing, inside runs/ or outside it", async () => {

@@ -49,8 +49,8 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
   // Said before a byte is read: a run of hundreds of MB was received and validated only to be refused.
   if (request.folder !== undefined && (await lstat(path.join(runsDir, request.folder)).then(() => true, () => false))) return folderExists(request.folder);
   const staging = path.join(runsDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}`);
-  // Received under a neutral name; moved to staging/<its name> before it is checked (below).
-  const received = path.join(staging, "incoming");
+  // Received under a name no upload may ask for; moved to staging/<its name> before it is checked (below).
+  const received = path.join(staging, ".incoming");
   await mkdir(received, { recursive: true });
   try {
     let asked: string | undefined;
@@ -83,11 +83,16 @@ export async function uploadRun(request: UploadRequest): Promise<UploadOutcome> 
       if (code === "ENOTEMPTY" || code === "EEXIST") return { kind: "refused", status: 409, detail: `runs/${folder} was created meanwhile; choose another ?folder=` };
       throw error;
     }
-    return { kind: "accepted", folder, reftime: report.reftime, type: report.type, warnings: report.issues };
+    // Checked as "(upload)", named after its reftime since: the warnings name the folder it is in now.
+    const warnings = asked !== undefined ? report.issues : report.issues.map((issue) => ({ ...issue, file: inFolder(issue.file, folder), message: inFolder(issue.message, folder), fix: inFolder(issue.fix, folder) }));
+    return { kind: "accepted", folder, reftime: report.reftime, type: report.type, warnings };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
 }
+
+/** A report's text with the unnamed upload's folder replaced by its name ("(upload)" is never a real name: no upload may ask for one with parentheses). */
+const inFolder = (text: string, folder: string): string => (text === UNNAMED ? folder : text.replaceAll(`${UNNAMED}/`, `${folder}/`));
 
 function folderExists(folder: string): UploadOutcome {
   return { kind: "refused", status: 409, detail: `runs/${folder} exists already and is never replaced by an upload; choose another ?folder=, or withdraw the run first` };
