@@ -595,7 +595,7 @@ function toMgPerM3(raw: NumericArray, variable: FieldVariable, timeIndex: number
       );
     }
     fail(
-      `variable ${variable.name} has an infinite or unrepresentable concentration (${unpacked} ${variable.units}${asStored}) ${at}: ashcast reads up to ${MAX_CODED_MG_M3.toPrecision(2)} mg/m³`,
+      `variable ${variable.name} has an infinite or unrepresentable concentration (${unpacked} ${variable.units}${asStored}) ${at}: ashcast reads up to ${MAX_CODED_MG_M3.toPrecision(6)} mg/m³`,
       "replace the file with the model's own output (use _FillValue for missing cells)",
     );
   }

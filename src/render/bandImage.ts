@@ -178,7 +178,7 @@ function baseMapOf(input: BandImageInput, layout: BandImageLayout): BaseMap {
 }
 
 export interface DrawOptions {
-  /** The input's layout, when the caller made it already (bandImageLayout). */
+  /** bandImageLayout(input), when the caller made it already: it must be that (nothing checks). */
   layout?: BandImageLayout | undefined;
   /** The band's areas already projected (projectAreas with the image's base map). */
   areas?: ProjectedAreas | undefined;

@@ -56,6 +56,10 @@ describe("the /point answer", () => {
       expect(parsed.series[1]!.support).toEqual([{ x: 7, y: 10 }, { x: 8, y: 10 }, { x: 7, y: 11 }, { x: 8, y: 11 }]);
       expect(parsed.series[1]!.steps.map((step) => step.value)).toEqual(times.map((_, t) => (t === 2 ? decodeConcentration(encodeConcentration(3.25)) : 0)));
       expect(parsed.series[0]!.steps.map((step) => step.class)).toEqual(times.map(() => "none"));
+      // The step valid at a time, alone, likewise.
+      const atStep = answerPoint(times[0]!, [grid], 60.2, -22.6, { iso: times[2]!, ms: Date.parse(times[2]!) });
+      if ("kind" in atStep) throw new Error(atStep.detail);
+      expect((JSON.parse(atStep.toString("utf8")) as PointAnswer).series[1]!.steps).toEqual([{ time: times[2], value: decodeConcentration(encodeConcentration(3.25)), class: "medium" }]);
     }
   });
 
