@@ -15,8 +15,8 @@
  *   file's signed integers as unsigned; `scale_factor` / `add_offset` are applied, a packed value within
  *   half a packing step of 0 being 0; units are converted to mg/m³ (units.ts); a negative or infinite
  *   concentration, or one beyond what a point-query grid holds (MAX_CODED_MG_M3), is an error naming the
- *   variable and the time step. `valid_min`/`valid_max`/`valid_range`
- *   do not make values missing (the error then names them, for the file to say so with `_FillValue`).
+ *   variable and the time step. `valid_min`/`valid_max`/`valid_range` do not make values missing (the
+ *   error then names them, for the file to say so with `_FillValue`).
  * - Every problem with the file is a UserError whose `where` is the display path, with a fix.
  */
 import { open } from "node:fs/promises";
