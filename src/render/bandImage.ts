@@ -80,12 +80,12 @@ export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
   const layout = bandImageLayout(input);
   const areas = projectAreas(baseMapOf(input, layout).projection, input.band.areas, input.thresholds);
   const hasAsh = areas.classes.length > 0;
-  const indices = backgroundIndices(input, layout, hasAsh, palette).slice();
+  const indexer = indexerFor(palette);
+  const indices = backgroundIndices(input, layout, hasAsh, indexer).slice();
   const changed = changedRects(layout, areas, hasAsh && input.band.missingShare !== undefined);
   const drawn = drawBandImage(input, canvasForEncoding, { layout, areas, only: changed });
   canvasForEncoding = drawn.ctx.canvas;
   // The pixels are read before anything is awaited: the next image may draw on the canvas then.
-  const indexer = indexerFor(palette);
   const width = drawn.width;
   for (const rect of changed) {
     const part = indexer.index(drawn.ctx.getImageData(rect.x, rect.y, rect.w, rect.h).data);
@@ -120,11 +120,10 @@ function changedRects(layout: BandImageLayout, areas: ProjectedAreas, missingNot
  * panel without ash gets (hasAsh), or with that note (it says what share of the grid has no value, so one
  * background per wording). Its header is never used: every image draws its own. Made once per band.
  */
-function backgroundIndices(input: BandImageInput, layout: BandImageLayout, hasAsh: boolean, palette: Uint32Array): Uint8Array {
+function backgroundIndices(input: BandImageInput, layout: BandImageLayout, hasAsh: boolean, indexer: PaletteIndexer): Uint8Array {
   const band = hasAsh ? { label: input.band.label, areas: [] } : { label: input.band.label, areas: [], missingShare: input.band.missingShare };
   const { width, height, panel } = layout;
   const key = JSON.stringify([width, height, panel, input.type, input.box, input.thresholds, input.quantity, input.volcano ?? null, band, hasAsh]);
-  const indexer = indexerFor(palette);
   const known = backgrounds.find((background) => background.key === key && background.indexer === indexer);
   if (known) return known.indices;
   const drawn = drawBandImage({ ...input, band }, canvasForEncoding, { layout, withoutNote: hasAsh });
