@@ -36,16 +36,39 @@ const ANSWER_SLOTS = 32;
 /** Codes of every step of a cell with no ash: what an empty block reads as. */
 const NO_ASH = new Map<number, Uint16Array>();
 
-/** UTF-8 pieces of a grid's /point answers: per step `{"time":"…","value":` and the whole step without ash, per band the series' head, per class the step's tail. */
+/**
+ * UTF-8 pieces of a grid's /point answers: per step its head, and the whole step without ash; per band the
+ * series' head; per code the step's tail. A step with ash is two copies (each copy costs about as much as the
+ * bytes of a short piece): docs/benchmarks.md, "Point and route queries".
+ */
 export interface AnswerParts {
+  /** Per step `,{"time":"…","value":`, from the comma that separates it from the step before. */
   stepHeads: Buffer[];
   /** Every step without ash, comma-separated: a run of such steps is one slice of it. */
   noAshSteps: Buffer;
   /** Where step t starts in noAshSteps (one more entry: the length plus one, as if a comma followed). */
   noAshStarts: Uint32Array;
   seriesHeads: Buffer[];
-  /** `,"class":"none"}` first, then each class in order. */
-  classTails: Buffer[];
+  /**
+   * Per code, `value,"class":"…"}` once made (src/server/pointQuery.ts): shared by the grids with the same
+   * thresholds, a slot for every code from the start (an array first written far past its end is a hash
+   * table to V8, a look-up several times slower than an index).
+   */
+  stepTails: Array<Buffer | undefined>;
+  /** The class ids a tail names: `none` first, then each class in order. */
+  classIds: string[];
+}
+
+/** Step tails by thresholds: a few sets at most (a table is 512 KB of slots); grids keep theirs when it is cleared. */
+const STEP_TAILS = new Map<string, Array<Buffer | undefined>>();
+function stepTailsFor(thresholds: readonly number[]): Array<Buffer | undefined> {
+  const key = thresholds.join(" ");
+  let tails = STEP_TAILS.get(key);
+  if (tails === undefined) {
+    if (STEP_TAILS.size >= 8) STEP_TAILS.clear();
+    STEP_TAILS.set(key, (tails = new Array<Buffer | undefined>(MISSING_CODE + 1).fill(undefined)));
+  }
+  return tails;
 }
 
 export class ServedGrid {
@@ -102,21 +125,21 @@ export class ServedGrid {
     if (this.#jsonParts === undefined) {
       const { header } = this;
       const utf8 = (text: string) => Buffer.from(text, "utf8");
-      const classTails = ["none", ...this.classes.map((c) => c.id)].map((id) => utf8(`,"class":${JSON.stringify(id)}}`));
       const stepHeads = header.times.map((time) => `{"time":${JSON.stringify(time)},"value":`);
       this.#jsonParts = {
-        stepHeads: stepHeads.map(utf8),
+        stepHeads: stepHeads.map((head) => utf8(`,${head}`)),
         ...noAshSteps(stepHeads.map((head) => utf8(`${head}0,"class":"none"}`))),
         seriesHeads: header.bands.map((band) => {
           return utf8(`{"model":${JSON.stringify(header.model)},"source":${JSON.stringify(header.source)},"band":"${bandName(band.lowerFl, band.upperFl)}","label":${JSON.stringify(band.label)},"lower_fl":${band.lowerFl},"upper_fl":${band.upperFl},`);
         }),
-        classTails,
+        stepTails: stepTailsFor(header.thresholds),
+        classIds: ["none", ...this.classes.map((c) => c.id)],
       };
     }
     return this.#jsonParts;
   }
 
-  /** The class of a code as an index into jsonParts.classTails (0: none): codes grow with values, so thresholds are codes too. */
+  /** The class of a code as an index into jsonParts.classIds (0: none): codes grow with values, so thresholds are codes too. */
   classIndexOf(code: number): number {
     let index = 0;
     for (const lowest of this.#classCodes) if (code >= lowest) index++;

@@ -7,7 +7,7 @@
 import { decodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { INSTANT_FORM, normaliseInstant, parseInstant } from "../time/instant.ts";
 import type { CellSupport } from "../geo/gridCells.ts";
-import type { ServedGrid } from "./pointGrids.ts";
+import type { AnswerParts, ServedGrid } from "./pointGrids.ts";
 
 export interface QueryProblem {
   kind: "problem";
@@ -41,16 +41,17 @@ export function timeParameter(values: readonly string[] | undefined): { iso: str
 /** `FL200-350`, as aviation writes a band. */
 export const bandName = (lower: number, upper: number): string => `FL${String(lower).padStart(3, "0")}-${String(upper).padStart(3, "0")}`;
 
-/**
- * A code's value as JSON (UTF-8), made once per code (formatting numbers cost more than the rest of an answer).
- * A slot for every code from the start (512 KB): an array first written far past its end (codes of ash are in
- * the thousands) is a hash table to V8, a look-up several times slower than an index.
- */
-const VALUE_BYTES: Array<Buffer | undefined> = new Array<Buffer | undefined>(MISSING_CODE + 1).fill(undefined);
-function valueBytes(code: number): Buffer {
-  return (VALUE_BYTES[code] ??= Buffer.from(code === MISSING_CODE ? "null" : String(decodeConcentration(code)), "latin1"));
+/** A step's tail for a code, `value,"class":"…"}` (formatting numbers cost more than the rest of an answer): made once per code. */
+function stepTail(grid: ServedGrid, parts: AnswerParts, code: number): Buffer {
+  let tail = parts.stepTails[code];
+  if (tail === undefined) {
+    const missing = code === MISSING_CODE;
+    const value = missing ? "null" : String(decodeConcentration(code));
+    const id = missing ? "missing" : parts.classIds[grid.classIndexOf(code)]!;
+    parts.stepTails[code] = tail = Buffer.from(`${value},"class":${JSON.stringify(id)}}`, "utf8");
+  }
+  return tail;
 }
-const MISSING_TAIL = Buffer.from(',"class":"missing"}', "latin1");
 
 /**
  * Answers are written into one buffer, reused from answer to answer: an answer of 3 bands × 72 steps is 216
@@ -76,10 +77,7 @@ class AnswerWriter {
   bytes(piece: Uint8Array): void {
     const length = piece.length;
     this.#room(length);
-    const out = this.#bytes;
-    // A loop beats set() for the short pieces most answers are made of.
-    if (length < 64) for (let i = 0, at = this.at; i < length; i++) out[at + i] = piece[i]!;
-    else out.set(piece, this.at);
+    this.#bytes.set(piece, this.at);
     this.at += length;
   }
 
@@ -141,23 +139,33 @@ function writeAllSteps(grid: ServedGrid, codes: Uint16Array): void {
   const parts = grid.jsonParts;
   const steps = codes.length;
   for (let t = 0; t < steps; ) {
-    if (t) writer.bytes(COMMA);
     if (codes[t] === 0) {
       let end = t + 1;
       while (end < steps && codes[end] === 0) end++;
-      writer.slice(parts.noAshSteps, parts.noAshStarts[t]!, parts.noAshStarts[end]! - 1);
+      // From the comma before step t (none before the first).
+      writer.slice(parts.noAshSteps, t === 0 ? 0 : parts.noAshStarts[t]! - 1, parts.noAshStarts[end]! - 1);
       t = end;
-    } else writeStep(grid, t, codes[t++]!);
+    } else {
+      writeStepWithAsh(grid, parts, t, codes[t]!, t !== 0);
+      t++;
+    }
   }
 }
+
 const COMMA = Buffer.from(",", "latin1");
 
+/** One step, the only one of its series (`time` asked for). */
 function writeStep(grid: ServedGrid, t: number, code: number): void {
   const parts = grid.jsonParts;
-  if (code === 0) return writer.slice(parts.noAshSteps, parts.noAshStarts[t]!, parts.noAshStarts[t + 1]! - 1);
-  writer.bytes(parts.stepHeads[t]!);
-  writer.bytes(valueBytes(code));
-  writer.bytes(code === MISSING_CODE ? MISSING_TAIL : parts.classTails[grid.classIndexOf(code)]!);
+  if (code === 0) writer.slice(parts.noAshSteps, parts.noAshStarts[t]!, parts.noAshStarts[t + 1]! - 1);
+  else writeStepWithAsh(grid, parts, t, code, false);
+}
+
+function writeStepWithAsh(grid: ServedGrid, parts: AnswerParts, t: number, code: number, afterAnother: boolean): void {
+  const head = parts.stepHeads[t]!;
+  if (afterAnother) writer.bytes(head);
+  else writer.slice(head, 1, head.length);
+  writer.bytes(stepTail(grid, parts, code));
 }
 
 /**

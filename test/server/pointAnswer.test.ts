@@ -63,6 +63,26 @@ describe("the /point answer", () => {
     }
   });
 
+  it("writes a step without a model value as null of class missing, first, between ash and alone", () => {
+    // Band 0: missing at steps 0 and 4, ash at 3 and 5 (a missing step after ash and before it); band 2 only at step 7.
+    const value = (b: number, t: number, lon: number, lat: number) => {
+      if (lon !== -20 || lat !== 60) return 0;
+      if (b === 0) return t === 0 || t === 4 ? Number.NaN : t === 3 ? 5 : t === 5 ? 0.5 : 0;
+      return b === 2 && t === 7 ? Number.NaN : 0;
+    };
+    const grid = testGrid({ ...spec(), value });
+    const whole = answerPoint(times[0]!, [grid], 60, -20, undefined);
+    if ("kind" in whole) throw new Error(whole.detail);
+    const series = (JSON.parse(whole.toString("utf8")) as PointAnswer).series;
+    const high = decodeConcentration(encodeConcentration(5));
+    const low = decodeConcentration(encodeConcentration(0.5));
+    expect(series[0]!.steps.map((step) => [step.value, step.class])).toEqual([[null, "missing"], [0, "none"], [0, "none"], [high, "high"], [null, "missing"], [low, "low"], [0, "none"], [0, "none"]]);
+    expect(series[2]!.steps.map((step) => step.class)).toEqual([...times.slice(1).map(() => "none"), "missing"]);
+    const alone = answerPoint(times[0]!, [grid], 60, -20, { iso: times[4]!, ms: Date.parse(times[4]!) });
+    if ("kind" in alone) throw new Error(alone.detail);
+    expect((JSON.parse(alone.toString("utf8")) as PointAnswer).series[0]!.steps).toEqual([{ time: times[4], value: null, class: "missing" }]);
+  });
+
   it("writes a file name outside ASCII as UTF-8", () => {
     expect((JSON.parse(answer("Grímsvötn–øst.nc")) as PointAnswer).series[0]!.source).toBe("Grímsvötn–øst.nc");
   });
