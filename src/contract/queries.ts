@@ -70,7 +70,7 @@ export const ModelRoute = z.strictObject({
   highest: RoutePoint.extend({ value: Mg, class: AshClassId, band: BandName }).nullable().describe("The highest concentration met (without times: at any step)"),
   bands: z
     .array(z.strictObject({ band: BandName, label: z.string(), lower_fl: z.number(), upper_fl: z.number(), highest: Mg.nullable(), class: AshClassId }))
-    .describe("Per band, the highest value met; null with class `none` when the route never flew in the band, `missing` when it did only where the model gave no value"),
+    .describe("Per band, the highest value met; null with class `none` when the route never flew in the band, `missing` when it did only where no value is known (outside the model's domain or forecast, or where the model gave none)"),
   encounters: z.array(Encounter).optional().describe("With coordTimes: each stretch at or above the lowest threshold"),
   steps: z
     .array(

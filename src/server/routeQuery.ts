@@ -121,7 +121,8 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
   const { header } = grid;
   const bandInfo = header.bands.map((band) => ({ band: bandName(band.lowerFl, band.upperFl), label: band.label, lower_fl: band.lowerFl, upper_fl: band.upperFl }));
   const bandHighest: number[] = header.bands.map(() => -1);
-  // Bands met where the model gave no value: "missing" when nothing else of them is known.
+  // Bands flown where no value is known (outside the domain or the forecast, or the model gave none there):
+  // "missing" when nothing else of them is known, never "none", which reads as clear air.
   const bandMissing: boolean[] = header.bands.map(() => false);
   const lowest = grid.classes[0]!.lower;
   const outsideDomain = new Stretches();
@@ -150,6 +151,7 @@ function followRoute(grid: ServedGrid, route: RouteInput, { segments, total, ste
     aboveBands.mark(bands.length === 0, point);
     outsideForecast.mark(timed && step === -1, point);
     if (place === undefined || bands.length === 0 || step === -1) {
+      for (const b of bands) bandMissing[b] = true;
       if (timed) missingValues.mark(false, point);
       open = undefined;
       return;

@@ -171,6 +171,15 @@ describe("leaving the domain and the forecast", () => {
     expect(ms(long.outside_forecast[0]!.from.time!)).toBeLessThan(ms(T("04:02:00")));
     expect(long.outside_forecast[0]!.to.time).toBe(T("05:00:00"));
   });
+
+  it("a band flown only outside the domain, or only outside the forecast, is missing, not clear", () => {
+    const outside = only(answerRoute("r", [grid], route([[100, 10], [110, 12]], FL300, [T("02:00:00"), T("03:00:00")])));
+    expect(outside.bands[1]).toMatchObject({ band: "FL200-350", highest: null, class: "missing" });
+    const late = only(answerRoute("r", [grid], route([[172, 42], [188, 42]], FL300, [T("05:00:00"), T("06:00:00")])));
+    expect(late.outside_forecast).toHaveLength(1);
+    expect(late.bands.map((b) => b.class)).toEqual(["none", "missing", "none"]);
+    expect(late.highest).toBeNull();
+  });
 });
 
 describe("where the model gave no value", () => {
@@ -240,6 +249,9 @@ describe("without times: when is this route clear?", () => {
     }
     expect(above.above_bands).toHaveLength(1);
     expect(outside.outside_domain).toHaveLength(1);
+    // The band flown in, with nothing known of it, is missing; the others were not flown in.
+    expect(outside.bands.map((b) => [b.band, b.highest, b.class])).toEqual([["FL000-200", null, "none"], ["FL200-350", null, "missing"], ["FL350-550", null, "none"]]);
+    expect(above.bands.every((b) => b.highest === null && b.class === "none")).toBe(true);
   });
 });
 
