@@ -572,6 +572,17 @@ describe("no release", () => {
     }
   });
 
+  it("POST /route answers 204 too, for no cache to keep, with no release and with a release without runs", async () => {
+    const body = JSON.stringify({ type: "Feature", properties: {}, geometry: { type: "LineString", coordinates: [[-20, 64, 9144], [-10, 62, 9144]] } });
+    for (const server of [empty, zero]) {
+      const res = await http(server, "/route", { method: "POST", headers: { "content-type": "application/geo+json", "user-agent": "t" }, body });
+      expect(res.status).toBe(204);
+      expect(res.body.length).toBe(0);
+      expect(res.headers["cache-control"]).toBe("no-store");
+      expect(res.headers["access-control-allow-origin"]).toBe("*");
+    }
+  });
+
   it("a release that publishes no run: / and /.json are 204, /reftimes lists none, /healthz is up with no latest", async () => {
     for (const route of ["/", "/.json"]) expect((await http(zero, route)).status, route).toBe(204);
     const reftimes = await http(zero, "/reftimes");

@@ -60,7 +60,8 @@ export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
     const parsed = parseRoute(json);
     if ("kind" in parsed) return refuse(parsed);
     const run = selectRun(source.current, c.req.queries("reftime"), base);
-    if (run === undefined) return respond.noContent();
+    // Nothing published: 204 like the GET routes, but as every POST answer here, for no cache to keep.
+    if (run === undefined) return new Response(null, { status: 204, headers: { "cache-control": "no-store", ...CORS_HEADERS } });
     if ("kind" in run) return refuse(run);
     const runGrids = await grids.gridsOfRun(run, (r, prefix) => source.readRunArtefacts(r, prefix));
     if (runGrids.length === 0) return refuse(withoutGrids(run, "follow a route through"));
