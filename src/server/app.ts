@@ -107,7 +107,7 @@ export function createApp(options: AppOptions): Hono {
   // Before any route: a protected address is refused before it is even looked up.
   app.use("*", (options.accessControl ?? createAccessControl({ base, rules: DEFAULT_ACCESS_RULES, verifier: undefined })).middleware);
   app.route("/", dataRoutes(base, source, respond));
-  app.route("/", queryRoutes(base, { source, respond, representations, grids: options.pointGrids ?? new PointGridStore({ read: (stored) => source.readWhole(stored) }) }));
+  app.route("/", queryRoutes(base, { source, representations, grids: options.pointGrids ?? new PointGridStore({ read: (stored) => source.readWhole(stored) }) }));
   app.route("/", documentRoutes(base, { source, respond, startedAt, now, termsOfService: options.termsOfService, openapi: options.openapi }));
   app.route("/", configRoutes(base, { respond, startedAt, removedVersions, effectiveConfig: options.effectiveConfig, operator }));
   app.route("/", viewerRoutes(base, source, respond));

@@ -14,7 +14,7 @@ import { CORS_HEADERS, type Representations } from "../representation.ts";
 import { MAX_ROUTE_BODY_BYTES, parseRoute } from "../routeInput.ts";
 import { answerRoute } from "../routeQuery.ts";
 import { selectRun } from "../select.ts";
-import { readOnlyRoutes, type Responder } from "./respond.ts";
+import { readOnlyRoutes } from "./respond.ts";
 import { readLimited } from "../readLimited.ts";
 
 const JSON_TYPE = "application/json;charset=UTF-8";
@@ -23,7 +23,6 @@ const ROUTE_MEDIA = new Set(["application/geo+json", "application/json"]);
 
 export interface QueryRouteOptions {
   source: ReleaseView;
-  respond: Responder;
   representations: Representations;
   grids: PointGridStore;
 }
@@ -31,7 +30,7 @@ export interface QueryRouteOptions {
 const refuse = (problem: QueryProblem | { status: number; detail: string }): Response => problemResponse(problem.status, problem.detail);
 
 export function queryRoutes(base: string, options: QueryRouteOptions): Hono {
-  const { source, respond, representations, grids } = options;
+  const { source, representations, grids } = options;
   if (!(grids instanceof PointGridStore)) throw new Error("queryRoutes: grids must be a PointGridStore");
 
   const pointContext: PointContext = { base, current: () => source.current, runArtefacts: (run, prefix) => source.readRunArtefacts(run, prefix), grids, representations };
