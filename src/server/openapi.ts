@@ -105,15 +105,14 @@ const authErrors = {
   "403": problem("The token's user lacks the role this address needs"),
 };
 
-/** Every error status the specification lists for the data endpoints, each with the problem body. */
+/** Every error status the specification lists for the data endpoints, each with the problem body (429, and 403's blocking, are the traffic guard's: trafficErrors). */
 const dataErrors = {
   "400": problem("Malformed parameter"),
   "401": problem("Authentication needed"),
-  "403": problem("Forbidden, or the client is blocked"),
+  "403": problem("The token's user lacks the role this address needs"),
   "404": problem("No run for this reftime, no such resource, or a removed version"),
   "405": problem("Method not allowed"),
   "422": problem("Request outside the product's domain"),
-  "429": problem("Too many requests, or the client did not identify itself"),
   "500": problem("Internal error"),
   "502": problem("Bad gateway"),
   "503": problem("Service unavailable"),
@@ -136,6 +135,8 @@ const trafficErrors = {
 function withTrafficAnswers(paths: Record<string, unknown>): Record<string, unknown> {
   for (const operations of Object.values(paths) as Array<Record<string, { responses: Record<string, Record<string, unknown>> }>>) {
     for (const operation of Object.values(operations)) {
+      // Operations share response tables (/, /.json and /.png one): each gets its own before it is changed.
+      operation.responses = { ...operation.responses };
       for (const [status, answer] of Object.entries(trafficErrors)) {
         const own = operation.responses[status];
         if (own === undefined) operation.responses[status] = answer;
