@@ -21,7 +21,8 @@ const TYPE_RANK: Record<RunType, number> = Object.fromEntries(RUN_TYPES.map((t, 
  * One folder per reftime. Identical content is a duplicate (the first folder by name is served).
  * Different content is a variant conflict, settled by a fixed rule: a Real Eruption beats a
  * Rehearsal beats an Exercise (an exercise must never hide a real eruption), then the folder whose
- * name sorts last wins (a corrected copy is named after the original, e.g. `..._v2`).
+ * name sorts last wins (a corrected copy is named after the original, e.g. `..._v2`), numbers in names
+ * compared as numbers (`_v10` after `_v9`).
  */
 export function decidePublished(runs: Readonly<Record<string, RunState>>): PublishDecision {
   const candidates = new Map<string, Array<{ folder: string; build: RunBuild }>>();
@@ -45,7 +46,7 @@ export function decidePublished(runs: Readonly<Record<string, RunState>>): Publi
       decision.servedBuild.set(only.folder, only.build);
       continue;
     }
-    const winner = [...list].sort((a, b) => TYPE_RANK[b.build.type] - TYPE_RANK[a.build.type] || (a.folder < b.folder ? 1 : -1))[0]!;
+    const winner = [...list].sort((a, b) => TYPE_RANK[b.build.type] - TYPE_RANK[a.build.type] || compareFolderNames(b.folder, a.folder))[0]!;
     // Among identical copies, the first folder by name is the one served.
     const served = list.find((c) => c.build.contentSha256 === winner.build.contentSha256)!;
     decision.byReftime.set(reftime, served.build);
@@ -57,6 +58,34 @@ export function decidePublished(runs: Readonly<Record<string, RunState>>): Publi
     }
   }
   return decision;
+}
+
+const DIGITS_OR_NOT = /\d+|\D+/g;
+
+/**
+ * Folder names in the order a forecaster reads them: runs of digits compared as numbers (`hekla_v9` before
+ * `hekla_v10`), the rest by code unit; names equal so (`v02`, `v2`) by code unit, so the order is total.
+ */
+export function compareFolderNames(a: string, b: string): number {
+  const left = a.match(DIGITS_OR_NOT) ?? [];
+  const right = b.match(DIGITS_OR_NOT) ?? [];
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const x = left[i]!;
+    const y = right[i]!;
+    if (x === y) continue;
+    const numeric = x.charCodeAt(0) <= 57 && x.charCodeAt(0) >= 48 && y.charCodeAt(0) <= 57 && y.charCodeAt(0) >= 48;
+    if (numeric) {
+      // Compared as numbers of any length: without leading zeros, the longer is larger.
+      const p = x.replace(/^0+(?=\d)/, "");
+      const q = y.replace(/^0+(?=\d)/, "");
+      if (p.length !== q.length) return p.length - q.length;
+      if (p !== q) return p < q ? -1 : 1;
+      continue;
+    }
+    return x < y ? -1 : 1;
+  }
+  if (left.length !== right.length) return left.length - right.length;
+  return a === b ? 0 : a < b ? -1 : 1;
 }
 
 /** The report entry last made for each run state, reused while it says the same (its JSON text with it). */
@@ -90,6 +119,6 @@ function runStatus(folder: string, state: RunState, decision: PublishDecision): 
     };
   }
   if (loser?.status === "duplicate") return { status: "duplicate", note: `same content as ${loser.winner}, which is published` };
-  if (loser) return { status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last)` };
+  if (loser) return { status: "variant-conflict", note: `same reftime as ${loser.winner} with other content; ${loser.winner} is published (a higher run type wins, then the folder name that sorts last, numbers in it compared as numbers)` };
   return { status: state.waiting ? "waiting" : "invalid" };
 }

@@ -149,6 +149,7 @@ describe("several folders for one reftime", () => {
     ["Real Eruption > Rehearsal > Exercise among three", [["zz-exercise", "Exercise"], ["mm-rehearsal", "Rehearsal"], ["aa-real", "Real Eruption"]], "aa-real"],
     ["with equal types, the folder name that sorts last wins", [["hekla_v2", "Exercise"], ["hekla", "Exercise"]], "hekla_v2"],
     ["with equal types, the folder name that sorts last wins (Real Eruption)", [["2024-05-01-hekla-b", "Real Eruption"], ["2024-05-01-hekla-a", "Real Eruption"], ["2024-05-01-hekla-c", "Rehearsal"]], "2024-05-01-hekla-b"],
+    ["with equal types, the tenth correction beats the ninth (numbers in names compared as numbers)", [["hekla_v9", "Exercise"], ["hekla_v10", "Exercise"]], "hekla_v10"],
   ] as Array<[string, Array<[string, RunType]>, string]>)("settles a variant conflict: %s, whatever the creation order", async (_, folders, winner) => {
     const expectedStatuses = Object.fromEntries(folders.map(([f]) => [f, f === winner ? "published" : "variant-conflict"]));
     const outcomes = [
