@@ -7,6 +7,8 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { isRunFolderName } from "../contract/runFolderNames.ts";
 import { UserError } from "../errors.ts";
+import { loadCurrentRelease } from "./releaseStore.ts";
+import { listRunFolders } from "./scanRuns.ts";
 
 /** Files that only a run folder holds: its manifest, the eruption, model output and forecasters' drawings. */
 export const RUN_FILE = /^(run\.json|volcano\.xml)$|\.(nc|nc4|kml|kmz)$/i;
@@ -28,4 +30,14 @@ export async function checkRunsDirectory(runsDir: string): Promise<void> {
       fix: `point --runs (ASHCAST_RUNS) at the folder that holds the run folders, e.g. ${path.dirname(runsDir)}; to check one run alone, run ashcast check ${runsDir}`,
     });
   }
+}
+
+/**
+ * How many runs a build would withdraw because the runs directory holds no run folder while the release in
+ * dist serves some (0 otherwise). At the start of a process that is far likelier a volume that did not mount
+ * (its bare mount point) than every run withdrawn on purpose: `build` refuses it, `watch` and `start` wait.
+ */
+export async function runsAnEmptyBuildWouldWithdraw(runsDir: string, distDir: string): Promise<number> {
+  if (listRunFolders(runsDir).length > 0) return 0;
+  return (await loadCurrentRelease(distDir))?.index.reftimes.length ?? 0;
 }

@@ -13,7 +13,7 @@ import { formatError } from "../errors.ts";
 import { build, type BuildOptions, type BuildResult } from "./build.ts";
 import type { CachePurger } from "./cachePurger.ts";
 import { cleanDist, ensureDistDirectory, type DistCleanup } from "./releaseStore.ts";
-import { checkRunsDirectory } from "./runsDirectory.ts";
+import { checkRunsDirectory, runsAnEmptyBuildWouldWithdraw } from "./runsDirectory.ts";
 import { listRunFolders } from "./scanRuns.ts";
 import { isModelOutputName, isTemporaryName } from "../contract/runFolderNames.ts";
 import { warmStepPool } from "./stepPool.ts";
@@ -152,8 +152,15 @@ export async function watchRuns(options: WatchOptions): Promise<Watcher> {
     schedule();
   };
 
-  pending = true;
-  building = loop(); // the first build, before watching catches up
+  // The first build, before watching catches up; none while the runs directory is empty and the release serves
+  // runs (a volume not mounted yet): nothing is withdrawn until a run folder appears in it.
+  const withdrawn = await runsAnEmptyBuildWouldWithdraw(runsDir, distDir);
+  if (withdrawn > 0) {
+    log(`the runs directory ${runsDir} is empty: nothing is withdrawn and the last release (${withdrawn} run(s)) stays served until a run folder appears in it (withdraw runs one by one with the operator route)`);
+  } else {
+    pending = true;
+    building = loop();
+  }
   const startWatching = async (): Promise<FSWatcher> => {
     const created = chokidar.watch(runsDir, {
       ignoreInitial: true,

@@ -65,11 +65,20 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   buildOptions(program.command("build"))
     .description("validate every run folder and publish a new release into the dist directory")
+    .option("--allow-empty", "publish even when the runs directory holds no run folder, withdrawing every published run")
     .addHelpText("after", "\nExit codes: 0 published, no errors; 1 published, some runs have errors; 2 could not build; 70 internal error.")
-    .action(async (flags: BuildFlags) => {
+    .action(async (flags: BuildFlags & { allowEmpty?: boolean }) => {
       const settings = resolveBuildSettings(flags);
       // Build code (canvas, h5wasm, d3) is loaded only by the commands that build: `serve` stays small.
-      const [{ build }, { createPurger, resolvePurgeUrls }] = await Promise.all([import("../build/build.ts"), import("../build/cachePurger.ts")]);
+      const [{ build }, { createPurger, resolvePurgeUrls }, { checkRunsDirectory, runsAnEmptyBuildWouldWithdraw }] = await Promise.all([import("../build/build.ts"), import("../build/cachePurger.ts"), import("../build/runsDirectory.ts")]);
+      await checkRunsDirectory(settings.runsDir);
+      const withdrawn = flags.allowEmpty ? 0 : await runsAnEmptyBuildWouldWithdraw(settings.runsDir, settings.distDir);
+      if (withdrawn > 0) {
+        throw new UserError(`the runs directory holds no run folder, and the release in ${settings.distDir} serves ${withdrawn} run(s): building it would withdraw every one`, {
+          where: settings.runsDir,
+          fix: "point --runs (ASHCAST_RUNS) at the folder of run folders (is its volume mounted?); to withdraw every run on purpose, build with --allow-empty",
+        });
+      }
       const purger = createPurger({ urls: resolvePurgeUrls(flags.purge), log: (line) => err(line) });
       const result = await build({ ...settings, log: (line) => out(line), onProgress: progressBar() });
       for (const line of formatRunReports(result.report.runs)) out(line);

@@ -550,6 +550,32 @@ describe("watchRuns: changes, withdrawals and bad runs", () => {
     await expectWholeTree(s.distDir);
   });
 
+  test("started on an empty runs directory while the release serves runs (a mount not there yet): no build until a run folder appears", async () => {
+    const a = spec(0, "Run A.");
+    const s = await startSession((runs) => writeRun(runs, "run-a", a));
+    await s.watcher.close();
+    await rename(path.join(s.runsDir, "run-a"), path.join(s.root, "run-a")); // the bare mount point
+    const outcomes: Outcome[] = [];
+    const logs: string[] = [];
+    const again = await watchRuns({ runsDir: s.runsDir, distDir: s.distDir, publicUrl: PUBLIC_URL, debounceMs: DEBOUNCE_MS, stabilityMs: STABILITY_MS, log: (line) => logs.push(line), onBuild: (outcome) => outcomes.push(outcome) });
+    cleanups.push(() => again.close());
+    await again.idle();
+    expect(logs.some((line) => line.includes(`the runs directory ${s.runsDir} is empty: nothing is withdrawn and the last release (1 run(s)) stays served`))).toBe(true);
+    expect(outcomes).toEqual([]);
+    expect((await readServed(s.distDir))?.index.reftimes).toEqual([a.reftime]);
+    // The mount arrives: its folders are built as usual, A kept and B added.
+    const b = spec(6, "Run B.");
+    await writeRun(s.root, "run-b", b);
+    await rename(path.join(s.root, "run-a"), path.join(s.runsDir, "run-a"));
+    await rename(path.join(s.root, "run-b"), path.join(s.runsDir, "run-b"));
+    await waitFor("run B published", async () => (await servedModel(s.distDir, b.reftime)) !== undefined, 20_000);
+    await again.idle();
+    expect((await readServed(s.distDir))?.index.reftimes).toEqual([b.reftime, a.reftime]);
+    expect(outcomes.some((o) => o.result?.report.withdrawn.length)).toBe(false);
+    await s.poller.stop();
+    await expectWholeTree(s.distDir);
+  });
+
   test("a bad run file is reported, watching goes on, and the other runs stay served", async () => {
     const a = spec(0, "Run A.");
     const b = spec(6, "Run B.");

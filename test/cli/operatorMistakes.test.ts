@@ -52,6 +52,24 @@ describe("build", () => {
     expect(result.stdout).not.toMatch(/withdrawn/);
   });
 
+  it("refuses a runs folder holding no run folder while the release serves runs (a volume not mounted); --allow-empty withdraws them", async () => {
+    const empty = path.join(scratch, "mount-point");
+    await mkdir(empty, { recursive: true });
+    const copy = path.join(scratch, "dist-emptied");
+    await cp(dist, copy, { recursive: true, verbatimSymlinks: true });
+    const release = await readlink(path.join(copy, "current"));
+    const refused = ashcast(["build", "--runs", empty, "--out", copy]);
+    expect(refused.status, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`${empty}: the runs directory holds no run folder, and the release in ${copy} serves 2 run(s): building it would withdraw every one`);
+    expect(refused.stderr).toContain("to withdraw every run on purpose, build with --allow-empty");
+    expect(await readlink(path.join(copy, "current"))).toBe(release);
+    const meant = ashcast(["build", "--runs", empty, "--out", copy, "--allow-empty"]);
+    expect(meant.status, meant.stdout + meant.stderr).toBe(0);
+    expect(meant.stdout.match(/^withdrawn /gm)).toHaveLength(2);
+    // Nothing served any more: an empty folder builds again without the flag.
+    expect(ashcast(["build", "--runs", empty, "--out", copy]).status).toBe(0);
+  });
+
   it("a stray run file beside the run folders is no such mistake: the runs publish", async () => {
     const stray = path.join(runs, "advisory.kml");
     await writeFile(stray, "<kml/>");
