@@ -55,20 +55,22 @@ export function assembleRun(folder: string, readings: InputReading[], issues: Is
   // A run.json that failed to read has been reported field by field: no second guess at its fields.
   if (!manifestReading && issues.list.some((issue) => issue.file === manifestPath)) return undefined;
 
+  // Without a run.json at all, the fixes say to create one rather than to add to a file that is not there.
+  const addToManifest = (member: string) => (manifestReading ? `add ${member} to run.json` : `create run.json (the folder has none; \`ashcast new-run\` writes a run to start from) with ${member}`);
   const type = manifest?.type ?? options.defaultRunType;
   if (!type) {
-    issues.error(manifestPath, "the run has no type", 'add "type": "Exercise", "Rehearsal" or "Real Eruption" to run.json (a run type is never guessed)', "type");
+    issues.error(manifestPath, "the run has no type", `${addToManifest('"type": "Exercise", "Rehearsal" or "Real Eruption"')} (a run type is never guessed)`, "type");
   }
   // The model run's start: as the forecaster says, else as the model chain wrote it (file name, then attribute).
   const reftime = manifest?.reftime ? normaliseInstant(manifest.reftime) : (models[0]?.model.fileTimestamp ?? models[0]?.model.simulationStart);
   if (!reftime) {
-    issues.error(manifestPath, "the run has no reference time", 'add "reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run) to run.json, or keep the timestamp in the model file name (eemep_hour_YYYYMMDDTHHMMSS.nc)', "reftime");
+    issues.error(manifestPath, "the run has no reference time", `${addToManifest('"reftime": "YYYY-MM-DDTHH:MM:SSZ" (the start of the model run)')}, or keep the timestamp in the model file name (eemep_hour_YYYYMMDDTHHMMSS.nc)`, "reftime");
   }
   checkModelStarts(reftime, manifest?.reftime !== undefined);
   const modelTitle = models[0]?.model.title;
   const description = manifest?.description ?? (volcano ? describeEruption(volcano) : modelTitle ? `${modelTitle}: ${models[0]!.model.layout} dispersion model output.` : undefined);
   if (!description) {
-    issues.error(manifestPath, "the run has no description", 'add "description" to run.json, or put the volcano.xml of the model run in the folder', "description");
+    issues.error(manifestPath, "the run has no description", `${addToManifest('"description"')}, or put the volcano.xml of the model run in the folder`, "description");
   }
   if (!type || !reftime || !description) return undefined;
 
