@@ -272,6 +272,24 @@ describe("/resources", () => {
     }
   });
 
+  it("the list of names has validators: 304 on its ETag or date, 412 on another ETag, another ETag for another run", async () => {
+    const latest = await http(main, "/resources");
+    const etag = header(latest, "etag")!;
+    expect(etag).toMatch(/^"names:runs\/[^"]+:[A-Za-z0-9_-]{16}"$/);
+    const modified = parseHttpDate(header(latest, "last-modified")!)!;
+    expect(modified).toBeGreaterThanOrEqual(parseInstant(published.artefact(published.runs[LATEST]!.json).modified)!);
+    const revalidated = await http(main, "/resources", { headers: { "if-none-match": etag } });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.body.length).toBe(0);
+    expect(header(revalidated, "etag")).toBe(etag);
+    expect((await http(main, "/resources", { headers: { "if-modified-since": formatHttpDate(modified) } })).status).toBe(304);
+    expect((await http(main, "/resources", { headers: { "if-modified-since": formatHttpDate(modified - 1000) } })).status).toBe(200);
+    expect((await http(main, "/resources", { headers: { "if-match": '"names:other"' } })).status).toBe(412);
+    const pinned = await http(main, `/resources?reftime=${PINNED}`);
+    expect(header(pinned, "etag")).not.toBe(etag);
+    expect((await http(main, `/resources?reftime=${PINNED}`, { headers: { "if-none-match": etag } })).status).toBe(200);
+  });
+
   it("with a name serves that resource, KML with the KML content type, GeoJSON with application/geo+json", async () => {
     const names = Object.keys(published.resources);
     for (const name of names) {

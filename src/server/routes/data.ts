@@ -2,13 +2,28 @@
  * The data endpoints of the specification: the run (`/`, `/.json`, `/.png`), `/reftimes`, `/changelog`
  * and `/resources`, all answered from the published release.
  */
+import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
 import { problemResponse } from "../problem.ts";
 import { answerModified, locateResource, selectModel, selectRun, type ModelFormat, type Refusal } from "../select.ts";
 import type { ReleaseView } from "../app.ts";
+import type { ServedRelease } from "../releaseSource.ts";
 import { readOnlyRoutes, withSlash, type Responder } from "./respond.ts";
 
 export const refuse = (refusal: Refusal): Response => problemResponse(refusal.status, refusal.detail);
+
+/** A release's shared resource names, a digest of them and their latest date: made once per release. */
+const sharedOf = new WeakMap<ServedRelease, { names: string[]; digest: string; modified: string }>();
+function sharedNames(release: ServedRelease): { names: string[]; digest: string; modified: string } {
+  let shared = sharedOf.get(release);
+  if (shared === undefined) {
+    const names = Object.keys(release.index.resources);
+    // Same spelling (YYYY-MM-DDTHH:MM:SSZ): the later sorts last.
+    const modified = names.map((name) => release.index.artefacts[release.index.resources[name]!]!.modified).reduce((a, b) => (b > a ? b : a), "");
+    sharedOf.set(release, (shared = { names, digest: createHash("sha256").update(names.join("\n")).digest("base64url").slice(0, 16), modified }));
+  }
+  return shared;
+}
 
 export function dataRoutes(base: string, source: ReleaseView, respond: Responder): Hono {
   async function model(c: Context, format: ModelFormat): Promise<Response> {
@@ -29,7 +44,11 @@ export function dataRoutes(base: string, source: ReleaseView, respond: Responder
       const run = selectRun(release, c.req.queries("reftime"), base);
       if (run && "kind" in run) return refuse(run);
       const runNames = run ? Object.keys((await source.runArtefacts(run)).resources) : [];
-      return respond.json([...Object.keys(release.index.resources), ...runNames], respond.policies.resourceNames(run?.reftime, pinned));
+      const shared = sharedNames(release);
+      // The names change with the run's directory (content-addressed) and the release's shared names only.
+      const modified = run ? answerModified(release, run, pinned) : release.index.artefacts[release.index.lists.reftimes]!.modified;
+      const validators = { etag: `"names:${run ? run.dir : "none"}:${shared.digest}"`, modified: shared.modified > modified ? shared.modified : modified };
+      return respond.json(c, [...shared.names, ...runNames], respond.policies.resourceNames(run?.reftime, pinned), validators);
     }
     if (names.length > 1) return problemResponse(400, "give the name parameter once");
     const name = names[0]!;

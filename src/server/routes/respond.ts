@@ -7,6 +7,8 @@ import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact } from "../../contract/releaseIndex.ts";
 import { problemResponse } from "../problem.ts";
+import { formatHttpDate, noneMatchHits, notModifiedSince, preconditionFails } from "../http.ts";
+import { parseInstant } from "../../time/instant.ts";
 import { cacheControl, REDIRECT_HEADERS, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "../representation.ts";
 import type { ReleaseView } from "../app.ts";
@@ -26,8 +28,8 @@ export interface Responder {
   send(c: Context, artefact: Artefact, modified: string, policy: CachePolicy, body?: Buffer): Promise<Response>;
   /** A list or shared resource of the release (its own Last-Modified). */
   sendList(c: Context, artefact: ListArtefact, policy: CachePolicy): Promise<Response>;
-  /** A small JSON answer made per request, cached and tagged as `policy` says. */
-  json(body: unknown, policy: CachePolicy): Response;
+  /** A small JSON answer made per request, cached and tagged as `policy` says, with its validators compared. */
+  json(c: Context, body: unknown, policy: CachePolicy, validators: { etag: string; modified: string }): Response;
   /** Nothing is published yet. */
   noContent(): Response;
 }
@@ -59,7 +61,20 @@ export function createResponder(source: ReleaseView, representations: Representa
     policies,
     send,
     sendList: (c, artefact, policy) => send(c, artefact, artefact.modified, policy),
-    json: (body, policy) => new Response(JSON.stringify(body), { headers: { "content-type": "application/json;charset=UTF-8", ...headersOf(policy) } }),
+    json: (c, body, policy, { etag, modified }) => {
+      const modifiedMs = parseInstant(modified)!;
+      const ifMatch = c.req.header("if-match");
+      const ifUnmodifiedSince = c.req.header("if-unmodified-since");
+      if ((ifMatch !== undefined || ifUnmodifiedSince !== undefined) && preconditionFails(ifMatch, ifUnmodifiedSince, etag, modifiedMs)) {
+        return problemResponse(412, "the answer does not match If-Match or was modified after If-Unmodified-Since: ask again without them");
+      }
+      const headers = { etag, "last-modified": formatHttpDate(modifiedMs), ...headersOf(policy) };
+      const ifNoneMatch = c.req.header("if-none-match");
+      const ifModifiedSince = c.req.header("if-modified-since");
+      const notModified = ifNoneMatch !== undefined ? noneMatchHits(ifNoneMatch, etag) : ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, modifiedMs);
+      if (notModified) return new Response(null, { status: 304, headers });
+      return new Response(JSON.stringify(body), { headers: { "content-type": "application/json;charset=UTF-8", ...headers } });
+    },
     noContent: () => new Response(null, { status: 204, headers: headersOf(policies.nothingPublished) }),
   };
 }
