@@ -112,6 +112,7 @@ const dataErrors = {
   "403": problem("The token's user lacks the role this address needs"),
   "404": problem("No run for this reftime, no such resource, or a removed version"),
   "405": problem("Method not allowed"),
+  "412": problem("If-Match or If-Unmodified-Since does not hold for the answer"),
   "422": problem("Request outside the product's domain"),
   "500": problem("Internal error"),
   "502": problem("Bad gateway"),
