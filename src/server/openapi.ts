@@ -270,7 +270,10 @@ export function openApiDocument(options: { prefix?: string; accessRules?: readon
         "204": noContent,
         "304": notModified,
         ...dataErrors,
-      }, [{ name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } }]),
+      }, [
+        { name: "name", in: "query", required: false, description: "Name of the resource, as listed without it", schema: { type: "string" } },
+        { ...reftimeParameter, description: "Without name: list the resources of this run instead of the latest's (with the shared ones)" },
+      ]),
       "/point": get(
         "getPoint",
         "The ash concentration at a place: per model and flight-level band, every step of the run (or the step valid at `time`), with its class. The value is the highest of the grid cell centres around the place (its own cell's at a centre; see `support`), so never less than the model's value for its cell nor than the ash areas drawn there",
