@@ -2,6 +2,7 @@
  * `serve` and `start`: the server's flags checked, then the server started on them. Loaded only by those
  * two commands, so the others never load the server.
  */
+import { existsSync } from "node:fs";
 import { readTlsFiles, startServer, type RunningServer } from "../server/serve.ts";
 import { loadAccessRules } from "../auth/accessRules.ts";
 import { checkClearBinding } from "../server/transport.ts";
@@ -107,5 +108,7 @@ export async function listen(distDir: string, flags: ServeFlags, log: (line: str
     log,
   });
   log(`serving ${server.url}/ from ${distDir} on Node.js ${process.version}${server.httpUrl ? ` (plain HTTP on ${server.httpUrl}/ redirects to it)` : ""}`);
+  // Followed all the same (a build may create it), but a mistyped --out would otherwise only show as 204s.
+  if (!existsSync(distDir)) log(`warning: ${distDir} does not exist: nothing is served (204, /healthz 503) until a build publishes into it; check --out (ASHCAST_DIST)`);
   return server;
 }

@@ -47,8 +47,8 @@ const stamp = (line: string) => `${new Date().toISOString().slice(11, 19)} ${lin
 
 function buildOptions(command: Command): Command {
   return command
-    .option("--runs <dir>", "folder of run folders (env ASHCAST_RUNS)", undefined)
-    .option("--out <dir>", "where releases are published (env ASHCAST_DIST)", undefined)
+    .option("--runs <dir>", "folder of run folders (env ASHCAST_RUNS; default runs)", undefined)
+    .option("--out <dir>", "where releases are published (env ASHCAST_DIST; default dist)", undefined)
     .option("--public-url <url>", "public address of the product base path, for changelog links (env ASHCAST_PUBLIC_URL)")
     .addOption(new Option("--default-type <type>", "run type for runs whose run.json gives none (env ASHCAST_DEFAULT_RUN_TYPE); never guessed otherwise").choices(RUN_TYPES))
     .option("--thresholds <mg/m3>", "ash concentration thresholds for model output, ascending (env ASHCAST_THRESHOLDS; default 0.2,2,4)")

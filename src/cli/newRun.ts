@@ -25,7 +25,7 @@ export interface NewRunOptions {
 export async function newRun(options: NewRunOptions): Promise<string> {
   // The names a build skips (editor temporaries, .part): a run made under one would never be published.
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(options.name) || !isRunFolderName(options.name)) {
-    throw new UserError(`"${options.name}" is not a usable folder name`, { where: "NAME", fix: "use letters, digits, '-', '_' and '.', not ending .part, .tmp, .swp or ~, e.g. 2024-05-01-hekla" });
+    throw new UserError(`"${options.name}" is not a usable folder name`, { where: "NAME", fix: "use ASCII letters (a-z, A-Z), digits, '-', '_' and '.', starting with a letter or digit and not ending .part, .tmp, .swp or ~, e.g. 2024-05-01-oraefajokull" });
   }
   // File systems take 255 bytes a name, and the folder is made as NAME.part first.
   if (options.name.length > MAX_NAME_LENGTH) {

@@ -170,6 +170,30 @@ describe("serve's flags", () => {
   });
 });
 
+describe("serve", () => {
+  it("warns when the dist directory does not exist (a mistyped --out), and still follows it", async () => {
+    const missing = path.join(scratch, "dist-typo");
+    const child = spawn(path.join(ROOT, "bin/ashcast"), ["serve", "--out", missing, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    await waitFor("the warning", () => output.includes("warning:"), 30_000);
+    expect(output).toContain(`warning: ${missing} does not exist: nothing is served (204, /healthz 503) until a build publishes into it; check --out (ASHCAST_DIST)`);
+    child.kill("SIGTERM");
+    // The real dist: no such warning.
+    const real = spawn(path.join(ROOT, "bin/ashcast"), ["serve", "--out", dist, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(real);
+    let realOutput = "";
+    real.stdout!.on("data", (chunk: Buffer) => (realOutput += chunk.toString("utf8")));
+    real.stderr!.on("data", (chunk: Buffer) => (realOutput += chunk.toString("utf8")));
+    await waitFor("serving", () => realOutput.includes("serving "), 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(realOutput).not.toContain("does not exist");
+    real.kill("SIGTERM");
+  });
+});
+
 describe("start", () => {
   it("a bad flag stops it before the first build", () => {
     const startDist = path.join(scratch, "dist-bad-flag");
