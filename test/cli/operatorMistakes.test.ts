@@ -171,26 +171,27 @@ describe("serve's flags", () => {
 });
 
 describe("serve", () => {
-  it("warns when the dist directory does not exist (a mistyped --out), and still follows it", async () => {
-    const missing = path.join(scratch, "dist-typo");
-    const child = spawn(path.join(ROOT, "bin/ashcast"), ["serve", "--out", missing, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  /** `ashcast serve --out dir` on a free port, its stdout and stderr together. */
+  function serveOut(dir: string): { child: ChildProcess; output: () => string } {
+    const child = spawn(path.join(ROOT, "bin/ashcast"), ["serve", "--out", dir, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
     let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    await waitFor("the warning", () => output.includes("warning:"), 30_000);
-    expect(output).toContain(`warning: ${missing} does not exist: nothing is served (204, /healthz 503) until a build publishes into it; check --out (ASHCAST_DIST)`);
-    child.kill("SIGTERM");
+    for (const stream of [child.stdout!, child.stderr!]) stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    return { child, output: () => output };
+  }
+
+  it("warns when the dist directory does not exist (a mistyped --out), and still follows it", async () => {
+    const missing = path.join(scratch, "dist-typo");
+    const typo = serveOut(missing);
+    await waitFor("the warning", () => typo.output().includes("warning:"), 30_000);
+    expect(typo.output()).toContain(`warning: ${missing} does not exist: nothing is served (204, /healthz 503) until a build publishes into it; check --out (ASHCAST_DIST)`);
+    typo.child.kill("SIGTERM");
     // The real dist: no such warning.
-    const real = spawn(path.join(ROOT, "bin/ashcast"), ["serve", "--out", dist, "--port", "0"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(real);
-    let realOutput = "";
-    real.stdout!.on("data", (chunk: Buffer) => (realOutput += chunk.toString("utf8")));
-    real.stderr!.on("data", (chunk: Buffer) => (realOutput += chunk.toString("utf8")));
-    await waitFor("serving", () => realOutput.includes("serving "), 30_000);
+    const real = serveOut(dist);
+    await waitFor("serving", () => real.output().includes("serving "), 30_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(realOutput).not.toContain("does not exist");
-    real.kill("SIGTERM");
+    expect(real.output()).not.toContain("does not exist");
+    real.child.kill("SIGTERM");
   });
 });
 
