@@ -6,7 +6,7 @@
  *
  * @example supportOf(regularGeometry, -19.7, 63.98)?.cell // { x: 253, y: 390 }; undefined outside the domain
  */
-import { geographicToRotated, wrapLongitude } from "../model/gridMapping.ts";
+import { geographicToRotated, rotatedToGeographic, wrapLongitude } from "../model/gridMapping.ts";
 
 /** A model grid as the point-query artefact describes it (axes of cell centres, strictly monotonic). */
 export type GridGeometry =
@@ -116,4 +116,58 @@ export function smallestSpacing(geometry: GridGeometry): { dx: number; dy: numbe
 export function halfCellArcDegrees(spacing: { dx: number; dy: number }, maxAbsY: number): number {
   const shrink = Math.cos((Math.min(89, maxAbsY) * Math.PI) / 180);
   return Math.min(spacing.dy, spacing.dx * shrink) / 2;
+}
+
+/** An axis's outer edges, low then high: half a cell beyond its first and last centres, as supportOf reads it. */
+function axisEdges(axis: readonly number[]): [number, number] {
+  const first = axis[0]!;
+  const last = axis[axis.length - 1]!;
+  const before = axis.length > 1 ? (axis[1]! - first) / 2 : 0;
+  const after = axis.length > 1 ? (last - axis[axis.length - 2]!) / 2 : 0;
+  const a = first - before;
+  const b = last + after;
+  return a < b ? [a, b] : [b, a];
+}
+
+/**
+ * The geographic box a grid's domain lies in (its cells' outer edges), to tell a client where the domain is:
+ * exact for a regular grid; for a rotated pole the box around its edge, followed across the antimeridian
+ * (`west` may then exceed `east`), and every longitude from the latitude up to a pole the domain holds.
+ */
+export function geographicExtent(geometry: GridGeometry): { south: number; north: number; west: number; east: number } {
+  const [x0, x1] = axisEdges(geometry.x);
+  const [y0, y1] = axisEdges(geometry.y);
+  if (geometry.kind === "regular") return { south: y0, north: y1, west: wrapLongitude(x0, 0), east: wrapLongitude(x1, 0) };
+  const { poleLat, poleLon, northPoleGridLon } = geometry;
+  // The edge walked once around (south, east, north, west side), so that each point's longitude follows the last's.
+  const SAMPLES = 256;
+  const edge: Array<[number, number]> = [];
+  const side = (from: [number, number], to: [number, number]) => {
+    for (let i = 0; i < SAMPLES; i++) edge.push([from[0] + ((to[0] - from[0]) * i) / SAMPLES, from[1] + ((to[1] - from[1]) * i) / SAMPLES]);
+  };
+  side([x0, y0], [x1, y0]);
+  side([x1, y0], [x1, y1]);
+  side([x1, y1], [x0, y1]);
+  side([x0, y1], [x0, y0]);
+  let south = 90;
+  let north = -90;
+  let west = Infinity;
+  let east = -Infinity;
+  let lonBefore: number | undefined;
+  for (const [x, y] of edge) {
+    const [lonWrapped, lat] = rotatedToGeographic(x, y, poleLat, poleLon, northPoleGridLon);
+    const lon = lonBefore === undefined ? lonWrapped : wrapLongitude(lonWrapped, lonBefore);
+    lonBefore = lon;
+    south = Math.min(south, lat);
+    north = Math.max(north, lat);
+    west = Math.min(west, lon);
+    east = Math.max(east, lon);
+  }
+  const holds = (lat: number) => {
+    const [x, y] = geographicToRotated(0, lat, poleLat, poleLon, northPoleGridLon);
+    const [gx, gy] = [wrapLongitude(x, (x0 + x1) / 2), y];
+    return gx >= x0 && gx <= x1 && gy >= y0 && gy <= y1;
+  };
+  if (holds(90) || holds(-90) || east - west >= 360) return { south: holds(-90) ? -90 : south, north: holds(90) ? 90 : north, west: -180, east: 180 };
+  return { south, north, west: wrapLongitude(west, 0), east: wrapLongitude(east, 0) };
 }

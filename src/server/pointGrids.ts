@@ -8,7 +8,7 @@ import { ashClasses, type AshClass } from "../contract/ashClasses.ts";
 import { blockCount, decodeCellSeries, openPointGrid, type OpenedPointGrid, type PointGridHeader } from "../contract/pointGrid.ts";
 import { pointGridKeyPrefix } from "../contract/pointGrid.ts";
 import type { Artefact, PublishedRun, RunArtefacts, StoredBody } from "../contract/releaseIndex.ts";
-import { smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
+import { geographicExtent, smallestSpacing, supportOf, type Cell, type CellSupport } from "../geo/gridCells.ts";
 import { bandName } from "./pointQuery.ts";
 import { encodeConcentration, MISSING_CODE } from "../formats/concentrationCodes.ts";
 import { parseInstant } from "../time/instant.ts";
@@ -144,6 +144,17 @@ export class ServedGrid {
     let index = 0;
     for (const lowest of this.#classCodes) if (code >= lowest) index++;
     return index;
+  }
+
+  #domain: string | undefined;
+  /** Where the domain is, for a client whose place is outside it: `lat 24.95 to 74.95, lon -45.05 to 34.95`. */
+  get domain(): string {
+    if (this.#domain === undefined) {
+      const { south, north, west, east } = geographicExtent(this.header.geometry);
+      const d = (v: number) => String(Math.round(v * 100) / 100);
+      this.#domain = `lat ${d(south)} to ${d(north)}, lon ${d(west)} to ${d(east)}${west > east ? " (across 180°)" : ""}`;
+    }
+    return this.#domain;
   }
 
   /** The cell holding a place and the centres its value is taken over (src/geo/gridCells.ts), or undefined outside. */

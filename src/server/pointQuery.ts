@@ -195,7 +195,7 @@ export function pointProblem(reftime: string, grids: readonly ServedGrid[], plac
     if (!time || grids[g]!.stepAt(time.ms) !== -1) inForecast = true;
   }
   if (!inDomain) {
-    const domains = grids.map((g) => `${g.header.model} (${g.header.source})`).join(", ");
+    const domains = grids.map((g) => `${g.header.model} (${g.header.source}: ${g.domain})`).join(", ");
     return { kind: "problem", status: 422, detail: `lat ${lat}, lon ${lon} is outside the domain of every model of run ${reftime}: ${domains}` };
   }
   if (!inForecast) {

@@ -5,7 +5,7 @@ import { ashClasses, classOf } from "../../src/contract/ashClasses.ts";
 import { CODE_RATIO, CODE_VALUES, decodeConcentration, encodeConcentration, encodeFloat32Concentration, MAX_CODED_MG_M3, MIN_CODED_MG_M3, MISSING_CODE } from "../../src/formats/concentrationCodes.ts";
 import { bandsAt, flightLevel } from "../../src/geo/flightLevel.ts";
 import { arcBetween, interpolateArc } from "../../src/geo/greatCircle.ts";
-import { axisPosition, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
+import { axisPosition, geographicExtent, halfCellArcDegrees, supportOf, type GridGeometry } from "../../src/geo/gridCells.ts";
 import { rotatedToGeographic } from "../../src/model/gridMapping.ts";
 
 describe("axisPosition: the fractional index, half a cell beyond the ends", () => {
@@ -17,6 +17,36 @@ describe("axisPosition: the fractional index, half a cell beyond the ends", () =
     expect(axisPosition([60, 59.5, 59], 59.75)).toBe(0.5);
     expect(axisPosition([60, 59.5, 59], 60.25)).toBe(-0.5);
     expect(axisPosition([60, 59.5, 59], 58.7)).toBeUndefined();
+  });
+});
+
+describe("geographicExtent: where a domain is, to its cells' outer edges", () => {
+  const axis = (first: number, step: number, n: number) => Array.from({ length: n }, (_, i) => first + i * step);
+  it("a regular grid, either direction of its axes", () => {
+    expect(geographicExtent({ kind: "regular", x: axis(-45, 0.5, 161), y: axis(25, 0.25, 201) })).toEqual({ south: 24.875, north: 75.125, west: -45.25, east: 35.25 });
+    expect(geographicExtent({ kind: "regular", x: axis(10, -2, 6), y: axis(60, -1, 5) })).toEqual({ south: 55.5, north: 60.5, west: -1, east: 11 });
+  });
+
+  it("a rotated pole: the box around the domain's edge; a pole inside gives every longitude; across 180° west exceeds east", () => {
+    // The rotation that is none (the grid's pole at the Earth's): the same box as a regular grid.
+    const none = geographicExtent({ kind: "rotated", x: axis(-10, 1, 21), y: axis(-10, 1, 21), poleLat: 90, poleLon: 180, northPoleGridLon: 0 });
+    expect(none.south).toBeCloseTo(-10.5, 9);
+    expect(none.north).toBeCloseTo(10.5, 9);
+    expect(none.west).toBeCloseTo(-10.5, 9);
+    expect(none.east).toBeCloseTo(10.5, 9);
+    // The grid's centre (0, 0) at the North Pole: every longitude, down to the latitude of its corners (90 − 14.8°).
+    const polar = geographicExtent({ kind: "rotated", x: axis(-10, 1, 21), y: axis(-10, 1, 21), poleLat: 0, poleLon: 0, northPoleGridLon: 0 });
+    expect(polar).toMatchObject({ north: 90, west: -180, east: 180 });
+    expect(polar.south).toBeCloseTo(90 - (Math.acos(Math.cos((10.5 * Math.PI) / 180) ** 2) * 180) / Math.PI, 6);
+    // The centre at 180° on the equator (the grid's pole at 90 °N, 0°... rotated by 180°): west of 180 to east of it.
+    const across = geographicExtent({ kind: "rotated", x: axis(-5, 1, 11), y: axis(-5, 1, 11), poleLat: 90, poleLon: 0, northPoleGridLon: 0 });
+    expect(across.west).toBeCloseTo(174.5, 9);
+    expect(across.east).toBeCloseTo(-174.5, 9);
+    expect(across.south).toBeCloseTo(-5.5, 9);
+    // Its corners, where the rotation puts them, lie in the box.
+    const [lon, lat] = rotatedToGeographic(-5.5, 5.5, 90, 0, 0);
+    expect(Math.abs(lat)).toBeLessThanOrEqual(across.north + 1e-9);
+    expect(Math.abs(lon)).toBeGreaterThanOrEqual(174.5 - 1e-9);
   });
 });
 

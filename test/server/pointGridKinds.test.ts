@@ -112,6 +112,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`SNAP grids given as 2-D arrays${HAS_NETCDF_BIN
   it("a place outside the latitude_longitude grid is outside its domain", async () => {
     const problem = expectProblem(await http(server, `/point?lat=10&lon=-35&reftime=${GEOGRAPHIC}`, { headers: UA }), 422);
     expect(problem.detail).toMatch(/^lat 10, lon -35 is outside the domain of every model of run 2019-04-01T00:00:00Z/);
+    // Where the domain is, to the cells' outer edges (centres 55 … 69.5 °N, 35 … 15.5 °W, every 0.5°).
+    expect(problem.detail).toContain(": lat 54.75 to 69.75, lon -35.25 to -15.25)");
   });
 
   const askRoute = (reftime: string) => {
