@@ -247,7 +247,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       const lon = degrees(flags.lon, "--lon", 180);
       const { newRun } = await import("./newRun.ts");
       const folder = await newRun({ runsDir: flags.runs, name, type: flags.type, volcano: { name: flags.volcano, lat, lon }, ...(flags.reftime ? { reftime: flags.reftime } : {}) });
+      // Valid as made: a watcher publishes it at once, so say so before a forecaster starts editing in place.
       out(`created ${folder}: edit run.json and advisory.kml, then run ./bin/ashcast check ${folder}`);
+      out(`note: it is valid as it is, so a running watch or start publishes it at once, template areas and all; to draft a run first, make it with --runs outside the watched folder and move it in when done`);
     });
 
   const user = program.command("user").description("manage the users who may sign in (the users file)");

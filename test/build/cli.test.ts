@@ -205,6 +205,7 @@ describe("ashcast new-run", () => {
     expect(code).toBe(0);
     const folder = path.join(ws.runsDir, "2024-05-01-hekla");
     expect(stdout).toContain(folder);
+    expect(stdout).toContain("a running watch or start publishes it at once, template areas and all");
     const manifest = JSON.parse(await readFile(path.join(folder, "run.json"), "utf8")) as Record<string, unknown>;
     expect(manifest).toMatchObject({ type: "Exercise", reftime: "2024-05-01T12:00:00Z" });
     expect(await exists(`${folder}.part`)).toBe(false);
