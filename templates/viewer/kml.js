@@ -6,7 +6,7 @@
  * KML's icon hrefs are never followed. Shipped before viewer.js in the same script file.
  */
 
-/** @typedef {{ label: string, line: string, fill: string }} LegendEntry */
+/** @typedef {{ label: string, line: string, fill: string, classId?: string }} LegendEntry */
 /** @typedef {{ areas: { latlngs: L.LatLngExpression[][][], line: string, fill: string, name: string }[], volcano?: { name: string, lat: number, lon: number }, legend: LegendEntry[], concentrations: boolean, quantity?: string, missing?: string }} Step */
 
 const ashKml = (() => {
@@ -99,7 +99,7 @@ const ashKml = (() => {
       values.forEach((lower, i) => {
         const upper = values[i + 1] ?? null;
         const label = `${classLabel(lower, upper, meta("units") ?? "")}${names[i] ? ` ${names[i]}` : ""}`;
-        classes.set(lower, { label, ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) });
+        classes.set(lower, { label, ...(names[i] ? { classId: names[i] } : {}), ...(styles.get(`#ash-${i}`) ?? { line: "#c00000", fill: "rgba(192,0,0,.4)" }) });
       });
     }
     // Cells the model gave no value at this step: ashcast's KML says how many in the step Folder's ExtendedData,

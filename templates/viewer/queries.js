@@ -13,12 +13,13 @@
 /** @typedef {{ from: RoutePoint, to: RoutePoint }} Stretch */
 /** @typedef {{ model: string, bands: { band: string, label: string }[], encounters?: Encounter[], steps?: { time: string, value: number | null, class: string, band: string | null, missing_share?: number }[], outside_domain: Stretch[], outside_forecast: Stretch[], above_bands: Stretch[], missing_values?: Stretch[] }} ModelRoute */
 /** @typedef {{ lat: number, lon: number, km: number }} PathPoint  a point of the route as drawn, its longitude continuous, its distance along the route */
-/** @typedef {{ reftime: () => string | undefined, band: () => string | undefined, time: () => string | undefined }} Shown */
+/** @typedef {{ reftime: () => string | undefined, band: () => string | undefined, time: () => string | undefined, classColour: (id: string) => string | undefined }} Shown */
 
 const ashQueries = (() => {
   "use strict";
 
-  const formatTime = (/** @type {string} */ iso) => iso.slice(5, 16).replace("T", " ") + " UTC";
+  // With the year, as the rest of the page writes it: "05-02" reads as 5 February to many.
+  const formatTime = (/** @type {string} */ iso) => iso.slice(0, 16).replace("T", " ") + " UTC";
   const mg = (/** @type {number | null} */ value) => (value === null ? "no value" : `${value < 0.01 ? value.toFixed(3) : value.toPrecision(3)} mg/m³`);
 
   /** Reads a problem answer's detail, else the status. */
@@ -109,7 +110,7 @@ const ashQueries = (() => {
     /** The route file sent last, sent again when the run changes. @type {{ name: string, text: string } | undefined} */
     let lastRoute;
 
-    /** The series of the band shown, as a list with the shown step marked. */
+    /** The series of the band shown, as a list with the shown step marked (and scrolled to, in the list alone). */
     function renderPlace() {
       const list = $("point-list");
       const title = $("point-title");
@@ -132,7 +133,12 @@ const ashQueries = (() => {
           }),
         ),
       );
-      list.querySelector('[aria-current="true"]')?.scrollIntoView({ block: "nearest" });
+      // Never the page: scrollIntoView moved it too, taking the map away on a phone at every step of Play.
+      const current = list.querySelector('[aria-current="true"]');
+      if (current && list.scrollHeight > list.clientHeight) {
+        const within = current.getBoundingClientRect().top - list.getBoundingClientRect().top + list.scrollTop;
+        list.scrollTop = within - (list.clientHeight - current.getBoundingClientRect().height) / 2;
+      }
       document.body.dataset.point = `${place.reftime}|${place.lat}|${place.lon}|${band}`;
     }
 
@@ -209,7 +215,8 @@ const ashQueries = (() => {
         const label = (/** @type {string | null} */ band) => model.bands.find((b) => b.band === band)?.label ?? (band ? bandLabel(band) : "");
         for (const e of model.encounters ?? []) {
           encounters++;
-          L.polyline(along(path, e.entry, e.exit), { color: "#b00020", weight: 6, interactive: false }).addTo(routeLayer);
+          // In the legend's colour of its class, as the map draws that class.
+          L.polyline(along(path, e.entry, e.exit), { color: shown.classColour(e.class) ?? "#b00020", weight: 6, interactive: false }).addTo(routeLayer);
           items.push(item(`${label(e.band)} ${e.class} up to ${mg(e.highest)}: ${e.entry.time ? formatTime(e.entry.time) : ""} at ${e.entry.km.toFixed(0)} km to ${e.exit.time ? formatTime(e.exit.time) : ""} at ${e.exit.km.toFixed(0)} km (FL${Math.round(e.entry.fl)})`, `class-${e.class}`));
         }
         let unknown = 0;
@@ -221,8 +228,11 @@ const ashQueries = (() => {
         }
         if (unknown) items.push(item(`${model.model}: nothing is known along the route at ${unknown} of ${model.steps?.length} steps.`));
         if (partly) items.push(item(`${model.model}: the model has no value along part of the route at ${partly} of ${model.steps?.length} steps (nothing known there).`));
-        // Where the model gave no value on a timed route: drawn grey and said, never left to read as clear.
-        for (const gap of model.missing_values ?? []) L.polyline(stretch(gap), { color: "#6c757d", weight: 6, dashArray: "6 6", interactive: false }).addTo(routeLayer);
+        // Where nothing is known (no model value, outside the domain or the forecast): drawn grey and said, never
+        // left to read as clear.
+        for (const gap of [...(model.missing_values ?? []), ...model.outside_domain, ...model.outside_forecast]) {
+          L.polyline(stretch(gap), { color: "#6c757d", weight: 6, dashArray: "6 6", interactive: false }).addTo(routeLayer);
+        }
         if (model.missing_values?.length) items.push(item(`${model.model}: the model has no value along part of the route (nothing known there).`));
         if (model.outside_domain.length) items.push(item(`${model.model}: part of the route is outside the model's domain (nothing known there).`));
         const beyond = model.outside_forecast.reduce((sum, s) => sum + (s.to.km - s.from.km), 0);

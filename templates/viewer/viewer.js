@@ -66,11 +66,16 @@
   /** Settles once the first ash is drawn, or the first run load ends without any. */
   const firstDrawing = new Promise((resolve) => (firstDrawn = () => resolve(undefined)));
 
+  /** Class id to its line colour, from the last step drawn with classes. @type {Map<string, string>} */
+  const classColours = new Map();
+
   // Point and route queries (queries.js) ask for the run, band and time shown.
   const queries = ashQueries.attach(map, api, {
     reftime: () => state.model?.meta.reftime,
     band: () => state.choices[state.choice]?.label,
     time: () => state.time,
+    // The class colours of the step drawn last (ashcast's KML names its classes): one palette for a run.
+    classColour: (id) => classColours.get(id),
   });
 
   // For the browser tests and the first-paint bench: the map and the state, read-only by convention.
@@ -168,6 +173,7 @@
   }
 
   function drawStep(/** @type {Step} */ step) {
+    for (const entry of step.legend) if (entry.classId) classColours.set(entry.classId, entry.line);
     ashLayer.clearLayers();
     for (const area of step.areas) {
       const latlngs = area.latlngs.map((polygon) => onRunTurn(/** @type {L.LatLngTuple[][]} */ (polygon)));
@@ -304,7 +310,7 @@
     const when = document.createElement("span");
     when.className = "when";
     when.textContent = ` · run ${formatTime(meta.reftime)}`;
-    banner.append(strong, note, when);
+    banner.append(strong, " ", note, when);
     banner.dataset.type = meta.type;
     $("watermark").textContent = kind === "real" ? "" : meta.type;
   }

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ashClasses, DEFAULT_THRESHOLDS_MG_M3 } from "../../src/contract/ashClasses.ts";
 import type { PointAnswer, RouteAnswer } from "../../src/contract/queries.ts";
 import { http } from "../server/serverFixtures.ts";
 import { launchBrowser, openPage, pagePoint, screenshot, untilDrawn, type Browser } from "./browser.ts";
@@ -28,7 +29,12 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const formatTime = (iso: string) => `${iso.slice(5, 16).replace("T", " ")} UTC`;
+const formatTime = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+/** A class's outline as the viewer reads it from ashcast's KML (aabbggrr, opaque) and gives it to Leaflet. */
+const outlineOf = (id: string) => {
+  const hex = ashClasses([...DEFAULT_THRESHOLDS_MG_M3]).find((c) => c.id === id)!.outline;
+  return `rgba(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(",")},1.00)`;
+};
 
 /** The volcano of the Exercise run, and a band and step where /point has ash there. */
 async function ashAtVolcano(): Promise<{ lon: number; lat: number; point: PointAnswer; band: number; step: number }> {
@@ -76,6 +82,26 @@ describe("point and route queries in the viewer", () => {
     await watched.page.close();
   });
 
+  it("on a phone, a tap lists the values without moving the page, and neither do the steps after it", async () => {
+    const { lon, lat, point, band, step } = await ashAtVolcano();
+    const series = point.series[band]!;
+    const watched = await openPage(browser, { width: 390, height: 844 });
+    await watched.page.goto(`${sample.viewerUrl}?reftime=${SAMPLES.exercise}&band=${encodeURIComponent(series.label)}&time=${series.steps[step]!.time}`);
+    await untilDrawn(watched.page, SAMPLES.exercise, series.label, series.steps[step]!.time);
+    const at = await pagePoint(watched.page, lon, lat);
+    await watched.page.mouse.click(at.x, at.y);
+    await watched.page.waitForFunction(`(document.body.dataset.point || "").endsWith(${JSON.stringify(`|${series.label}`)})`, undefined, { timeout: 20_000 });
+    const scrolled = () => watched.page.evaluate("window.scrollY") as Promise<number>;
+    expect(await scrolled()).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      const marked = await watched.page.locator('#point-list li[aria-current="true"]').getAttribute("data-time");
+      await watched.page.evaluate('document.getElementById("next").click()');
+      await watched.page.waitForFunction(`document.querySelector('#point-list li[aria-current="true"]')?.dataset.time !== ${JSON.stringify(marked)}`, undefined, { timeout: 20_000 });
+      expect(await scrolled()).toBe(0);
+    }
+    await watched.page.close();
+  });
+
   it("a route file chosen in the page is sent to /route; its encounters are listed and drawn", async () => {
     const { lon, lat, point, band, step } = await ashAtVolcano();
     const series = point.series[band]!;
@@ -102,9 +128,23 @@ describe("point and route queries in the viewer", () => {
     // Bands named as the map's controls name them (SFC/FL200, FL200/350).
     const labels = new Map(expected.models.flatMap((m) => m.bands.map((b) => [b.band, b.label] as const)));
     for (const e of encounters) expect(items.some((text) => text.startsWith(`${labels.get(e.band)} ${e.class} up to`) && text.includes(formatTime(e.entry.time!)))).toBe(true);
-    // The route and each encounter are drawn on the map (Leaflet's SVG paths in the overlay pane).
+    // The route and each encounter are drawn on the map (Leaflet's SVG paths in the overlay pane), each encounter
+    // in its class's colour as the map draws that class.
     expect(await watched.page.locator(".leaflet-overlay-pane path").count()).toBeGreaterThanOrEqual(1 + encounters.length);
+    const strokes = await watched.page.locator('.leaflet-overlay-pane path[stroke-width="6"]').evaluateAll((paths) => paths.map((p) => p.getAttribute("stroke")));
+    expect(strokes.sort()).toEqual(encounters.map((e) => outlineOf(e.class)).sort());
     await screenshot(watched.page, "route-encounters");
+
+    // A flight running on past the forecast's end: that stretch drawn grey and dashed (nothing known), not as clear.
+    const lastStep = series.steps.at(-1)!.time;
+    const late = { ...route, properties: { coordTimes: [new Date(Date.parse(lastStep) - 30 * 60_000).toISOString(), new Date(Date.parse(lastStep) + 6 * 3_600_000).toISOString()] } };
+    const lateAnswer = (await http(sample.server, `/route?reftime=${SAMPLES.exercise}`, { method: "POST", headers: { ...UA, "content-type": "application/geo+json" }, body: JSON.stringify(late) })).json() as RouteAnswer;
+    expect(lateAnswer.models[0]!.outside_forecast.length).toBe(1);
+    const lateFile = path.join(dir, "late.geojson");
+    await writeFile(lateFile, JSON.stringify(late));
+    await watched.page.locator("#route-file").setInputFiles(lateFile);
+    await watched.page.waitForFunction(`(document.body.dataset.route || "").startsWith(${JSON.stringify(`${SAMPLES.exercise}|`)}) && document.querySelector('.leaflet-overlay-pane path[stroke-dasharray]') !== null`, undefined, { timeout: 20_000 });
+    expect(await watched.page.locator('.leaflet-overlay-pane path[stroke="#6c757d"][stroke-dasharray="6 6"]').count()).toBe(1);
 
     // A file that is not a route: the service's reason is shown.
     const bad = path.join(dir, "bad.geojson");
