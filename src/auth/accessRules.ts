@@ -55,9 +55,15 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * on some systems), `..` above the root, or a path that does not start with `/`. The canonical form
  * contains no `%`, so normalising it again gives it back unchanged.
  */
+const ENCODED_SLASH = /%2f/i;
+
 export function normalisePath(rawPath: string): NormalisedPath {
   let path = rawPath;
   for (let round = 0; round < MAX_DECODE_ROUNDS && path.includes("%"); round++) {
+    // The router keeps %2F inside one segment where decoding makes it a separator: the rules and the router
+    // would read two different paths (`/jobs/x%2F..%2F..` decided as `/`, routed as a job). No address here
+    // holds a slash in a segment (names go in ?name=), so it is refused, as most servers do.
+    if (ENCODED_SLASH.test(path)) return malformed("an encoded '/' (%2F): no address here has one inside a segment");
     try {
       path = decodeURIComponent(path);
     } catch {

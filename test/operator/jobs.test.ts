@@ -138,6 +138,10 @@ describe("/jobs on the builder of ashcast start (watcher in its worker thread)",
     expectProblem(await http(server, "/jobs", { method: "PUT", headers: bearer }), 405);
     expectProblem(await http(server, "/jobs", { method: "POST", headers: { "content-type": "application/json" }, body: `{"kind":"cleanup"}` }), 401);
     expectProblem(await http(server, "/jobs"), 401);
+    // An encoded slash that the access rules would resolve away while the router kept it in a job id: refused
+    // before either, never reaching a job's handler without a token.
+    expect(expectProblem(await http(server, "/jobs/x%2F..%2F.."), 400).detail).toMatch(/an encoded '\/' \(%2F\)/);
+    expectProblem(await http(server, "/jobs/a%2F..%2F..%2F..%2Fx/cancel", { method: "POST" }), 400);
 
     const done = listed.jobs[0]!;
     const refused = await http(server, `/jobs/${done.id}/cancel`, { method: "POST", headers: bearer });
