@@ -63,12 +63,12 @@ export function createTokenEndpoint(options: TokenEndpointOptions): (c: Context)
       const seconds = Math.ceil(waitMs / 1000);
       return oauthError(429, "invalid_request", `too many failed logins for this account; try again in ${seconds} s`, { "retry-after": String(seconds) });
     }
+    // Counted as failed before the check and forgiven if it succeeds: counted after it, every guess sent
+    // at once passed the wait above while the others were being hashed (40 parallel guesses, none refused).
+    options.backoff.failed(username, now());
     const user = Object.hasOwn(options.users, username) ? options.users[username]! : undefined;
     const valid = user ? await verifyPassword(user.hash, password, options.peppers) : await dummyVerify(password);
-    if (!valid || !user) {
-      options.backoff.failed(username, now());
-      return oauthError(400, "invalid_grant", "the username or password is wrong");
-    }
+    if (!valid || !user) return oauthError(400, "invalid_grant", "the username or password is wrong");
     options.backoff.succeeded(username);
     const answer = new Response(JSON.stringify(await options.issueToken(username, user.roles)), {
       status: 200,

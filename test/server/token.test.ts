@@ -120,6 +120,12 @@ describe("POST /token and /login", () => {
     expect((await post("/token", form({ username: "carol", password: "tr0ub4dor" }))).status).toBe(200);
   });
 
+  it("count guesses sent at once before any is checked: only the free ones and the one that starts the wait are checked", async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => post("/token", form({ username: "trent", password: `guess ${i}` }))));
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([...Array<number>(4).fill(400), ...Array<number>(8).fill(429)]);
+  });
+
   it("answer other methods with 405 and Allow (mutating ones once signed in), and a CORS preflight with 204", async () => {
     const bearer = { authorization: `Bearer ${await tokenFor("alice", "correct horse")}` };
     for (const method of ["GET", "HEAD", "PUT", "DELETE"]) {
