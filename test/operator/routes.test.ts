@@ -337,10 +337,25 @@ describe("GET and POST /config", () => {
       ["an array", "[1]", 400, /must be a JSON object/],
       ["not JSON", "{uploadMaxFiles: 3", 400, /not JSON/],
       ["too large", JSON.stringify({ uploadMaxFiles: 3, pad: "x".repeat(5000) }), 413, /4 KiB/],
+      ["a key twice", '{"uploadMaxBytes": 99999999999999, "uploadMaxBytes": 2048}', 400, /uploadMaxBytes is given twice in the body/],
     ];
     for (const [what, body, status, detail] of cases) expect(expectProblem(await post("/config", body), status).detail, what).toMatch(detail);
     expectProblem(await post("/config", "uploadMaxFiles=3", "application/x-www-form-urlencoded"), 415);
     expect(await readFile(settingsFile, "utf8")).toBe(before);
+  });
+
+  it("answers 413 to a body past 4 KiB as soon as it is past, without waiting for the rest (a chunked body left open)", async () => {
+    const url = new URL(server.url);
+    const answered = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, method: "POST", path: `${url.pathname}/config`, headers: { ...bearer, "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on("error", reject);
+      req.write(`{"pad":"${"x".repeat(6000)}`); // never ended: a server reading the whole body would wait for ever
+    });
+    expect(answered).toBe(413);
   });
 
   it("is protected: 401 without sign-in for POST /config and /config/reset, 405 with Allow for other methods", async () => {
