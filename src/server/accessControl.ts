@@ -65,11 +65,14 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     signedIn.set(c.req.raw, checked.subject);
     await next();
     // An answer behind sign-in is for the one who signed in: no shared cache may keep it (RFC 9111 §5.2.2.7),
-    // whatever lifetime the route gives its public answers.
+    // whatever lifetime the route gives its public answers, and a browser's own cache gives it only to a request
+    // with the same credentials (Vary: Authorization), not to a later one without.
     const cacheControl = c.res.headers.get("cache-control");
-    if (cacheControl && !/\b(private|no-store)\b/i.test(cacheControl)) {
+    if (cacheControl && !/\bno-store\b/i.test(cacheControl)) {
       c.res = new Response(c.res.body, c.res);
-      c.res.headers.set("cache-control", privateOf(cacheControl));
+      if (!/\bprivate\b/i.test(cacheControl)) c.res.headers.set("cache-control", privateOf(cacheControl));
+      const vary = c.res.headers.get("vary");
+      if (!vary || !/\bauthorization\b/i.test(vary)) c.res.headers.set("vary", vary ? `${vary}, Authorization` : "Authorization");
     }
   };
   return { policy, middleware, publicGet: (path) => policy.decide("GET", path).kind === "public" };

@@ -201,9 +201,11 @@ describe("answers behind sign-in", () => {
       const reftimes = await http(guarded, "/reftimes", { headers: bearer });
       expect(reftimes.status).toBe(200);
       expect(reftimes.headers["cache-control"]).toBe("private, max-age=60");
+      expect(reftimes.headers.vary).toMatch(/^(Accept-Encoding, )?Authorization$/); // a browser's cache keeps it for this token only
       const open = await http(guarded, "/.json", { headers: bearer });
       expect(open.status).toBe(200);
       expect(open.headers["cache-control"]).toMatch(/^public, .*s-maxage=/); // the same for everyone, token or not
+      expect(open.headers.vary ?? "").not.toMatch(/Authorization/);
     } finally {
       await guarded.close();
     }
