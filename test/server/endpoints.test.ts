@@ -561,7 +561,7 @@ describe("error bodies", () => {
       [`${origin}${PRODUCT_PATH}/reftimes/`, 404],
       [`${origin}${PRODUCT_PATH}//reftimes`, 404],
       [`${origin}${PRODUCT_PATH}/%2e%2e/%2e%2e/etc/passwd`, 404],
-      [`${origin}${PRODUCT_PATH}/..%2F..%2Fdist%2Fcurrent%2Findex.json`, 404],
+      [`${origin}${PRODUCT_PATH}/..%2F..%2Fdist%2Fcurrent%2Findex.json`, 400], // an encoded slash: refused before routing
       [`${origin}${PRODUCT_PATH}/runs/${LATEST}/model.json`, 404],
       [`${origin}${PRODUCT_PATH}/releases`, 404],
       [`${origin}${PRODUCT_PATH}/.png`, 404],
