@@ -198,9 +198,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       const forwarded = resolver?.forwardedProto(req);
       const secure = forwarded === undefined ? tlsSocket : forwarded === "https";
       if (secure) res.setHeader("strict-transport-security", HSTS);
-      // HTTP/1.1 requires Host (node's own check answers a bare 400): a problem like every other refusal.
-      if (req.headers.host === undefined && req.httpVersion === "1.1") {
-        writeProblem(req, res, 400, problemJson(400, "the request has no Host header: HTTP/1.1 requires one, e.g. Host: example.org"), { connection: "close" });
+      // HTTP/1.1 requires Host (node's own check answers a bare 400): a problem like every other refusal. One
+      // Host, of a host's form (RFC 9112 §3.2), checked here for every route: the fast path makes no URL of it.
+      const host = req.headers.host;
+      const badHost = host === undefined ? (req.httpVersion === "1.1" ? "the request has no Host header: HTTP/1.1 requires one, e.g. Host: example.org" : undefined) : hostProblem(host, req.rawHeaders);
+      if (badHost !== undefined) {
+        writeProblem(req, res, 400, problemJson(400, badHost), { connection: "close" });
         return;
       }
       if (guard !== undefined) {
@@ -278,6 +281,20 @@ function checkRedisUrl(url: string): void {
 }
 
 /** Listens; a port in use or not allowed is the operator's to fix, so it is a UserError naming the option. */
+/** A host name or address literal, and a port: what a Host header holds (RFC 9112 §3.2, RFC 3986 §3.2.2). */
+const HOST_FORM = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::[0-9]*)?$/;
+
+/** Why a request's Host header is refused, or undefined: not a host's form, or given twice (node keeps the first). */
+function hostProblem(host: string, rawHeaders: readonly string[]): string | undefined {
+  if (!HOST_FORM.test(host)) return "the Host header is not a host name (and port): send the server's name, e.g. Host: example.org";
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === "host" && ++seen > 1) return "the request has two Host headers: send one (RFC 9112 §3.2)";
+  }
+  return undefined;
+}
+
 function listenOn(server: Server, port: number, host: string, option: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => {

@@ -59,6 +59,8 @@ describe("requests @hono/node-server cannot make a URL of", () => {
   const UA = "User-Agent: t/1 t@example.org\r\nConnection: close\r\n\r\n";
   it.each([
     ["a Host header holding a path", `GET /volcanicashforecast/0.1/healthz HTTP/1.1\r\nHost: example.org/path\r\n${UA}`, /Host header is not a host name/],
+    ["a Host header holding a path, on a route the fast path answers", `GET /volcanicashforecast/0.1/reftimes HTTP/1.1\r\nHost: x/../../y\r\n${UA}`, /Host header is not a host name/],
+    ["two Host headers", `GET /volcanicashforecast/0.1/reftimes HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n${UA}`, /two Host headers/],
     ["a backslash in the path", `GET /volcanicashforecast/0.1\\healthz HTTP/1.1\r\nHost: example.org\r\n${UA}`, /backslash/],
   ])("%s: a 400 problem that says what is wrong", async (_what, request, detail) => {
     const res = await raw(request);
