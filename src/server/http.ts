@@ -84,6 +84,29 @@ export function preconditionFails(ifMatch: string | undefined, ifUnmodifiedSince
   return since !== undefined && Math.floor(modifiedMs / 1000) * 1000 > since;
 }
 
+/** The conditional headers of a request, as the answers made per request compare them. */
+export interface Conditions {
+  ifMatch?: string | undefined;
+  ifUnmodifiedSince?: string | undefined;
+  ifNoneMatch: string | undefined;
+  ifModifiedSince: string | undefined;
+}
+
+/** The detail of a 412 to an answer made per request. */
+export const PRECONDITION_FAILED_DETAIL = "the answer does not match If-Match or was modified after If-Unmodified-Since: ask again without them";
+
+/**
+ * What the conditions make of an answer with these validators (RFC 9110 §13.2.2): a failed precondition (412),
+ * not modified (304), or the answer itself. If-Match and If-Unmodified-Since first, then If-None-Match, else
+ * If-Modified-Since.
+ */
+export function conditionsOutcome(conditions: Conditions, etag: string, modifiedMs: number): "failed" | "not modified" | "send" {
+  const { ifMatch, ifUnmodifiedSince, ifNoneMatch, ifModifiedSince } = conditions;
+  if ((ifMatch !== undefined || ifUnmodifiedSince !== undefined) && preconditionFails(ifMatch, ifUnmodifiedSince, etag, modifiedMs)) return "failed";
+  const notModified = ifNoneMatch !== undefined ? noneMatchHits(ifNoneMatch, etag) : ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, modifiedMs);
+  return notModified ? "not modified" : "send";
+}
+
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
 const RFC_850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;

@@ -8,7 +8,7 @@
 import { PROBLEM_CONTENT_TYPE } from "../contract/problem.ts";
 import type { Artefact, PublishedRun } from "../contract/releaseIndex.ts";
 import { parseInstant } from "../time/instant.ts";
-import { formatHttpDate, noneMatchHits, notModifiedSince, preconditionFails } from "./http.ts";
+import { conditionsOutcome, formatHttpDate, PRECONDITION_FAILED_DETAIL, type Conditions } from "./http.ts";
 import type { PointGridStore, ServedGrid } from "./pointGrids.ts";
 import { answerPoint, coordinateParameter, placesIn, pointProblem, timeParameter, withoutGrids } from "./pointQuery.ts";
 import { problemJson } from "./problem.ts";
@@ -60,14 +60,10 @@ export interface PointContext {
   representations: Representations;
 }
 
-export interface PointRequest {
+/** If-Match and If-Unmodified-Since are left to the app by the fast path. */
+export interface PointRequest extends Conditions {
   /** All values of a query parameter, undefined when absent. */
   query(name: string): string[] | undefined;
-  ifNoneMatch: string | undefined;
-  /** Left to the app by the fast path. */
-  ifMatch?: string | undefined;
-  ifUnmodifiedSince?: string | undefined;
-  ifModifiedSince: string | undefined;
 }
 
 const problem = (status: number, detail: string): Reply => ({
@@ -75,8 +71,6 @@ const problem = (status: number, detail: string): Reply => ({
   headers: { "content-type": PROBLEM_CONTENT_TYPE, "cache-control": "no-store", "access-control-allow-origin": "*" },
   body: problemJson(status, detail),
 });
-
-const PRECONDITION_FAILED = "the answer does not match If-Match or was modified after If-Unmodified-Since: ask again without them";
 
 export function pointReply(context: PointContext, request: PointRequest): Reply | Promise<Reply> {
   const lat = coordinateParameter("lat", request.query("lat"), 90);
@@ -110,10 +104,10 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   // Validators are compared once the place is known to have an answer: a place outside every domain (or a
   // time outside the forecast) is a 422 whatever the client holds, never a 304.
   // If-Match, If-Unmodified-Since, then If-None-Match, If-Modified-Since (RFC 9110 §13.2.2).
-  const failed = (request.ifMatch !== undefined || request.ifUnmodifiedSince !== undefined) && preconditionFails(request.ifMatch, request.ifUnmodifiedSince, etag, modifiedMs);
-  const notModified =
-    !failed && (request.ifNoneMatch !== undefined ? noneMatchHits(request.ifNoneMatch, etag) : request.ifModifiedSince !== undefined && notModifiedSince(request.ifModifiedSince, modifiedMs));
-  const withoutBody = (): Reply => (failed ? problem(412, PRECONDITION_FAILED) : { status: 304, headers, body: undefined });
+  const outcome = conditionsOutcome(request, etag, modifiedMs);
+  const failed = outcome === "failed";
+  const notModified = outcome === "not modified";
+  const withoutBody = (): Reply => (failed ? problem(412, PRECONDITION_FAILED_DETAIL) : { status: 304, headers, body: undefined });
   const ok = (answer: Buffer, transient: boolean): Reply =>
     failed || notModified ? withoutBody() : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.length) }, body: answer, transient };
   const known = context.grids.answer(etag);

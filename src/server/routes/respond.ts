@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Artefact, ListArtefact } from "../../contract/releaseIndex.ts";
 import { problemResponse } from "../problem.ts";
-import { formatHttpDate, noneMatchHits, notModifiedSince, preconditionFails } from "../http.ts";
+import { conditionsOutcome, formatHttpDate, PRECONDITION_FAILED_DETAIL } from "../http.ts";
 import { parseInstant } from "../../time/instant.ts";
 import { cacheControl, REDIRECT_HEADERS, type CachePolicies, type CachePolicy } from "../cachePolicy.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "../representation.ts";
@@ -63,16 +63,11 @@ export function createResponder(source: ReleaseView, representations: Representa
     sendList: (c, artefact, policy) => send(c, artefact, artefact.modified, policy),
     json: (c, body, policy, { etag, modified }) => {
       const modifiedMs = parseInstant(modified)!;
-      const ifMatch = c.req.header("if-match");
-      const ifUnmodifiedSince = c.req.header("if-unmodified-since");
-      if ((ifMatch !== undefined || ifUnmodifiedSince !== undefined) && preconditionFails(ifMatch, ifUnmodifiedSince, etag, modifiedMs)) {
-        return problemResponse(412, "the answer does not match If-Match or was modified after If-Unmodified-Since: ask again without them");
-      }
+      const conditions = { ifMatch: c.req.header("if-match"), ifUnmodifiedSince: c.req.header("if-unmodified-since"), ifNoneMatch: c.req.header("if-none-match"), ifModifiedSince: c.req.header("if-modified-since") };
+      const outcome = conditionsOutcome(conditions, etag, modifiedMs);
+      if (outcome === "failed") return problemResponse(412, PRECONDITION_FAILED_DETAIL);
       const headers = { etag, "last-modified": formatHttpDate(modifiedMs), ...headersOf(policy) };
-      const ifNoneMatch = c.req.header("if-none-match");
-      const ifModifiedSince = c.req.header("if-modified-since");
-      const notModified = ifNoneMatch !== undefined ? noneMatchHits(ifNoneMatch, etag) : ifModifiedSince !== undefined && notModifiedSince(ifModifiedSince, modifiedMs);
-      if (notModified) return new Response(null, { status: 304, headers });
+      if (outcome === "not modified") return new Response(null, { status: 304, headers });
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json;charset=UTF-8", ...headers } });
     },
     noContent: () => new Response(null, { status: 204, headers: headersOf(policies.nothingPublished) }),
