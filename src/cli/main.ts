@@ -71,6 +71,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const settings = resolveBuildSettings(flags);
       // Build code (canvas, h5wasm, d3) is loaded only by the commands that build: `serve` stays small.
       const [{ build }, { createPurger, resolvePurgeUrls }, { checkRunsDirectory, runsAnEmptyBuildWouldWithdraw }] = await Promise.all([import("../build/build.ts"), import("../build/cachePurger.ts"), import("../build/runsDirectory.ts")]);
+      // Before the emptiness check: a run folder given as --runs holds no run folder either, and its own error says more.
       await checkRunsDirectory(settings.runsDir);
       const withdrawn = flags.allowEmpty ? 0 : await runsAnEmptyBuildWouldWithdraw(settings.runsDir, settings.distDir);
       if (withdrawn > 0) {
