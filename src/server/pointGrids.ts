@@ -93,6 +93,8 @@ export class ServedGrid {
   #jsonParts: AnswerParts | undefined;
   /** placeSeries' answer when it combines several cells (valid until the next call). */
   readonly #placeCodes: Uint16Array;
+  /** The codes of a cell in an empty block (shared, never written): a series that is this array holds no ash. */
+  readonly noAsh: Uint16Array;
   /** Per class, the lowest code that reads at or above its lower bound. */
   readonly #classCodes: number[];
 
@@ -112,6 +114,7 @@ export class ServedGrid {
     this.#perBand = blockCount(opened.header);
     this.#slotCodes = new Uint16Array(DECODED_SLOTS * opened.header.times.length);
     this.#placeCodes = new Uint16Array(opened.header.times.length);
+    this.noAsh = noAsh(opened.header.times.length);
     this.#classCodes = this.classes.map((c) => encodeConcentration(c.lower));
   }
 
@@ -168,10 +171,15 @@ export class ServedGrid {
    * Valid until the next call on this grid.
    */
   placeSeries(band: number, place: CellSupport): Uint16Array {
-    if (place.support.length === 1) return this.series(band, place.support[0]!);
+    const support = place.support;
+    if (support.length === 1) return this.series(band, support[0]!);
+    // Most places of a domain lie in blocks without ash: nothing to combine.
+    let empty = true;
+    for (const cell of support) if (this.#blockHoldsAsh(band, cell)) empty = false;
+    if (empty) return this.noAsh;
     const steps = this.header.times.length;
     const result = this.#placeCodes.fill(MISSING_CODE);
-    for (const cell of place.support) {
+    for (const cell of support) {
       const codes = this.series(band, cell);
       for (let t = 0; t < steps; t++) {
         const code = codes[t]!;
@@ -202,7 +210,7 @@ export class ServedGrid {
     const offsets = this.#opened.offsets;
     const start = offsets[index]!;
     const end = offsets[index + 1]!;
-    if (start === end) return noAsh(steps);
+    if (start === end) return this.noAsh;
     const key = band * nx * ny + cell.y * nx + cell.x;
     const slot = (cell.x + cell.y * 61 + band * 17) & (DECODED_SLOTS - 1);
     const codes = this.#slotCodes.subarray(slot * steps, (slot + 1) * steps);
@@ -214,6 +222,14 @@ export class ServedGrid {
       this.#slotKeys[slot] = key;
     }
     return codes;
+  }
+
+  /** Whether the block of a cell holds ash at some step (an empty block is stored as no bytes). */
+  #blockHoldsAsh(band: number, cell: Cell): boolean {
+    const block = this.header.block;
+    const index = band * this.#perBand + Math.floor(cell.y / block) * this.#blocksX + Math.floor(cell.x / block);
+    const offsets = this.#opened.offsets;
+    return offsets[index] !== offsets[index + 1];
   }
 
   /** The step valid at an instant (a step lasts until the next), or -1 before the first and from `end` on. */
@@ -345,11 +361,17 @@ export class PointGridStore {
     return this.#gridBytes;
   }
 
+  /** The grid used last: asked for again (most queries name the latest run), it is already last in the order. */
+  #lastUsed: ServedGrid | undefined;
+
   #cached(file: string): ServedGrid | undefined {
+    const last = this.#lastUsed;
+    if (last !== undefined && last.file === file) return last;
     const grid = this.#grids.get(file);
     if (grid !== undefined) {
       this.#grids.delete(file);
       this.#grids.set(file, grid);
+      this.#lastUsed = grid;
     }
     return grid;
   }
@@ -379,6 +401,7 @@ export class PointGridStore {
       if (this.#gridBytes <= this.#maxGridBytes || old === grid) break;
       this.#grids.delete(file);
       this.#gridBytes -= old.bytes;
+      if (old === this.#lastUsed) this.#lastUsed = undefined;
     }
   }
 }

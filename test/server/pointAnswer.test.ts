@@ -8,7 +8,9 @@ import type { PointAnswer } from "../../src/contract/queries.ts";
 import { decodeConcentration, encodeConcentration } from "../../src/formats/concentrationCodes.ts";
 import { PointGridStore } from "../../src/server/pointGrids.ts";
 import { answerPoint, keepLastAnswer } from "../../src/server/pointQuery.ts";
-import { axis, testGrid } from "./routeGrid.ts";
+import { pointGridKeyPrefix } from "../../src/contract/pointGrid.ts";
+import { RUN_ARTEFACTS_FORMAT, type RunArtefacts } from "../../src/contract/releaseIndex.ts";
+import { axis, testGrid, testGridBytes } from "./routeGrid.ts";
 
 const times = axis(0, 1, 8).map((h) => `2026-06-01T0${h}:00:00Z`);
 /** Ash in band 1 at the cell (−20, 60) at steps 2, 3 and 6 only: runs of steps without ash before, between and after. */
@@ -116,5 +118,29 @@ describe("answers remembered for places asked again", () => {
     const again = store.answer(etag);
     expect(again === undefined || again.toString() === '{"answer":1}').toBe(true);
     expect(store.answer('"run:61:-20"')).toBeUndefined();
+  });
+});
+
+describe("grids held under the store's byte bound", () => {
+  it("reads a grid dropped for another again when it is asked for, rather than keep using memory it no longer counts", async () => {
+    const bytes = testGridBytes(spec());
+    const reads: string[] = [];
+    // A bound below one grid: each grid loaded drops the one before.
+    const store = new PointGridStore({ read: async (stored) => (reads.push(stored.file), bytes), maxGridBytes: 1 });
+    const run = (file: string): RunArtefacts => ({
+      format: RUN_ARTEFACTS_FORMAT,
+      reftime: times[0]!,
+      artefacts: { [`${pointGridKeyPrefix(times[0]!)}EEMEP.grid`]: { contentType: "application/octet-stream", sha256: "0".repeat(64), identity: { file, size: bytes.length, etag: '"g"' } } },
+      resources: {},
+    });
+    await store.gridsOf(run("a.grid"));
+    const oneGrid = store.bytes;
+    expect(store.gridsOf(run("a.grid"))).not.toBeInstanceOf(Promise); // held, and now the one used last
+    await store.gridsOf(run("b.grid"));
+    const again = store.gridsOf(run("a.grid"));
+    expect(again).toBeInstanceOf(Promise);
+    await again;
+    expect(reads).toEqual(["a.grid", "b.grid", "a.grid"]);
+    expect(store.bytes).toBe(oneGrid);
   });
 });

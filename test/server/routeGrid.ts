@@ -23,6 +23,11 @@ export interface TestGridSpec {
 export const axis = (from: number, step: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i * step);
 
 export function testGrid(spec: TestGridSpec): ServedGrid {
+  return new ServedGrid(openPointGrid(testGridBytes(spec), "test grid"), "test grid");
+}
+
+/** The grid artefact's bytes, as the build writes them. */
+export function testGridBytes(spec: TestGridSpec): Buffer {
   const grid = regularGrid(spec.lon, spec.lat);
   const recorder = PointGridRecorder.for(grid, spec.times.length)!;
   const nx = spec.lon.length;
@@ -36,9 +41,8 @@ export function testGrid(spec: TestGridSpec): ServedGrid {
     recorder.endBand();
   });
   const recorded = recorder.result();
-  const bytes = assemblePointGrid(
+  return assemblePointGrid(
     { format: POINT_GRID_FORMAT, model: "EEMEP", source: spec.source ?? "test.nc", reftime: spec.times[0]!, times: spec.times, end: spec.end, thresholds: [0.2, 2, 4], bands: recorded.bands, nx, ny: spec.lat.length, block: BLOCK, geometry: recorded.geometry },
     recorded.blocks,
   );
-  return new ServedGrid(openPointGrid(bytes, "test grid"), "test grid");
 }
