@@ -16,9 +16,21 @@ export interface QueryProblem {
 }
 
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+/** A decimal that is a JSON number as it is written (no `+`, no leading zero, digits both sides of the point). */
+const JSON_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
+
+export interface Coordinate {
+  value: number;
+  /**
+   * The value as JSON and the ETag write it: the client's own spelling when it is a JSON number already (most
+   * are), else the number's shortest form. Spelling a double anew was half of a reply's own work outside the
+   * answer in a CPU profile at random places, and it was done twice per coordinate.
+   */
+  json: string;
+}
 
 /** One coordinate parameter, a decimal number within ±limit. */
-export function coordinateParameter(name: "lat" | "lon", values: readonly string[] | undefined, limit: number): number | QueryProblem {
+export function coordinateParameter(name: "lat" | "lon", values: readonly string[] | undefined, limit: number): Coordinate | QueryProblem {
   const example = "e.g. ?lat=63.98&lon=-19.7";
   if (!values || values.length === 0) return { kind: "problem", status: 400, detail: `the ${name} parameter is missing: give the place in decimal degrees, ${example}` };
   if (values.length > 1) return { kind: "problem", status: 400, detail: `give the ${name} parameter once` };
@@ -26,7 +38,7 @@ export function coordinateParameter(name: "lat" | "lon", values: readonly string
   const value = Number(text);
   if (!DECIMAL.test(text) || !Number.isFinite(value)) return { kind: "problem", status: 400, detail: `${name} "${text.slice(0, 40)}" is not a decimal number of degrees, ${example}` };
   if (Math.abs(value) > limit) return { kind: "problem", status: 400, detail: `${name} ${value} is outside -${limit}..${limit} degrees` };
-  return value;
+  return { value, json: text.length <= 24 && JSON_DECIMAL.test(text) ? text : String(value) };
 }
 
 /** The optional `time` parameter as an instant (ms), undefined when absent. */
@@ -87,6 +99,13 @@ class AnswerWriter {
     this.at += piece.copy(this.#bytes, this.at, start, end);
   }
 
+  /** Bytes `start` to `end` of this answer, written again at its end. */
+  again(start: number, end: number): void {
+    this.#room(end - start);
+    this.#bytes.copyWithin(this.at, start, end);
+    this.at += end - start;
+  }
+
   text(text: string): void {
     this.#room(text.length * 3);
     this.at += this.#bytes.write(text, this.at, "utf8");
@@ -138,6 +157,7 @@ export function answerSent(buffer: Buffer): void {
 function writeAllSteps(grid: ServedGrid, codes: Uint16Array): void {
   const parts = grid.jsonParts;
   const steps = codes.length;
+  if (codes === grid.noAsh) return writer.slice(parts.noAshSteps, 0, parts.noAshSteps.length);
   for (let t = 0; t < steps; ) {
     if (codes[t] === 0) {
       let end = t + 1;
@@ -153,6 +173,27 @@ function writeAllSteps(grid: ServedGrid, codes: Uint16Array): void {
 }
 
 const COMMA = Buffer.from(",", "latin1");
+const SERIES_END = Buffer.from("]}", "latin1");
+const UNITS = Buffer.from(`"units":"mg/m3","series":[`, "latin1");
+
+/** Per reftime, an answer's first bytes: `{"reftime":"…","location":{"lat":`. */
+const answerHeads = new Map<string, Buffer>();
+function answerHead(reftime: string): Buffer {
+  let head = answerHeads.get(reftime);
+  if (head === undefined) {
+    if (answerHeads.size >= 1024) answerHeads.clear();
+    answerHeads.set(reftime, (head = Buffer.from(`{"reftime":${JSON.stringify(reftime)},"location":{"lat":`, "utf8")));
+  }
+  return head;
+}
+
+/** `"cell":{"x":1,"y":2},"support":[{"x":1,"y":2}],"steps":[`, as JSON.stringify writes cells, without its generic walk. */
+function whereJson(place: CellSupport): string {
+  const { cell, support } = place;
+  let json = `"cell":{"x":${cell.x},"y":${cell.y}},"support":[`;
+  for (let i = 0; i < support.length; i++) json += `${i === 0 ? "" : ","}{"x":${support[i]!.x},"y":${support[i]!.y}}`;
+  return `${json}],"steps":[`;
+}
 
 /** One step, the only one of its series (`time` asked for). */
 function writeStep(grid: ServedGrid, t: number, code: number): void {
@@ -208,16 +249,19 @@ export function pointProblem(reftime: string, grids: readonly ServedGrid[], plac
 /**
  * The answer as JSON (PointAnswer of src/contract/queries.ts), UTF-8, written piece by piece from bytes each
  * grid made once; grids not empty. The bytes are valid until the next answer: send them at once or copy them,
- * and call keepLastAnswer() when a send holds them longer.
+ * and call keepLastAnswer() when a send holds them longer. `latJson` and `lonJson`: the place as the answer
+ * writes it (String() of a finite number is its JSON).
  */
-export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined): Buffer | QueryProblem {
+export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: number, lon: number, time: { iso: string; ms: number } | undefined, latJson = String(lat), lonJson = String(lon)): Buffer | QueryProblem {
   const places = placesIn(grids, lat, lon);
   const problem = pointProblem(reftime, grids, places, lat, lon, time);
   if (problem) return problem;
   const outside: string[] = [];
   let written = 0;
   writer.reset();
-  writer.text(`{"reftime":${JSON.stringify(reftime)},"location":${JSON.stringify({ lat, lon })},${time ? `"time":${JSON.stringify(time.iso)},` : ""}"units":"mg/m3","series":[`);
+  writer.bytes(answerHead(reftime));
+  writer.text(`${latJson},"lon":${lonJson}},${time ? `"time":${JSON.stringify(time.iso)},` : ""}`);
+  writer.bytes(UNITS);
   for (let g = 0; g < grids.length; g++) {
     const grid = grids[g]!;
     const { header } = grid;
@@ -227,14 +271,20 @@ export function answerPoint(reftime: string, grids: readonly ServedGrid[], lat: 
       continue;
     }
     const step = time ? grid.stepAt(time.ms) : -1;
-    const where = `"cell":${JSON.stringify(place.cell)},"support":${JSON.stringify(place.support)},"steps":[`;
+    // The place's cells, the same for every band: written once, then copied.
+    let whereStart = -1;
+    let whereEnd = -1;
     for (let b = 0; b < header.bands.length; b++) {
       if (written++) writer.bytes(COMMA);
       writer.bytes(grid.jsonParts.seriesHeads[b]!);
-      writer.text(where);
+      if (whereStart === -1) {
+        whereStart = writer.at;
+        writer.text(whereJson(place));
+        whereEnd = writer.at;
+      } else writer.again(whereStart, whereEnd);
       if (!time) writeAllSteps(grid, grid.placeSeries(b, place));
       else if (step !== -1) writeStep(grid, step, grid.placeCode(b, place, step));
-      writer.text("]}");
+      writer.bytes(SERIES_END);
     }
   }
   writer.text(`],"outside":[${outside.join(",")}]}`);

@@ -15,10 +15,10 @@ import { problemJson } from "./problem.ts";
 import type { ServedRelease } from "./releaseSource.ts";
 import { CORS_HEADERS, TAG_HEADERS, type Representations } from "./representation.ts";
 import { answerModified, selectRun } from "./select.ts";
-import { cacheControl } from "./cachePolicy.ts";
+import { cacheControl, type CachePolicy } from "./cachePolicy.ts";
 
 
-/** Made once per date and per tag list rather than per request (a published run's dates never change). */
+/** Made once per date rather than per request (a published run's dates never change). */
 const datesOf = new Map<string, { modifiedMs: number; lastModified: string }>();
 function answerDates(modified: string): { modifiedMs: number; lastModified: string } {
   let dates = datesOf.get(modified);
@@ -29,14 +29,23 @@ function answerDates(modified: string): { modifiedMs: number; lastModified: stri
   }
   return dates;
 }
-const headersOfTags = new Map<string, Record<string, string>>();
-function policyTagHeaders(tags: string): Record<string, string> {
-  let headers = headersOfTags.get(tags);
-  if (headers === undefined) {
-    if (headersOfTags.size >= 1024) headersOfTags.clear();
-    headersOfTags.set(tags, (headers = Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]))));
+const policyTagHeaders = (tags: string): Record<string, string> => Object.fromEntries(TAG_HEADERS.map((name) => [name, tags]));
+
+const JSON_TYPE = "application/json;charset=UTF-8";
+
+/**
+ * The headers every answer of a run with one cache policy shares (all but the ETag and Expires), made once
+ * per policy: a request copies them in one go rather than assembling them.
+ */
+const sharedHeadersOf = new WeakMap<CachePolicy, { lastModified: string; headers: Record<string, string> }>();
+function sharedHeaders(policy: CachePolicy, lastModified: string): Record<string, string> {
+  let shared = sharedHeadersOf.get(policy);
+  // A policy is one run's, latest or pinned: its answers' date changes only with a new release (select.ts, answerModified).
+  if (shared === undefined || shared.lastModified !== lastModified) {
+    shared = { lastModified, headers: { "last-modified": lastModified, "cache-control": cacheControl(policy), ...policyTagHeaders(policy.tags), ...CORS_HEADERS } };
+    sharedHeadersOf.set(policy, shared);
   }
-  return headers;
+  return shared.headers;
 }
 
 export interface Reply {
@@ -73,10 +82,12 @@ const problem = (status: number, detail: string): Reply => ({
 });
 
 export function pointReply(context: PointContext, request: PointRequest): Reply | Promise<Reply> {
-  const lat = coordinateParameter("lat", request.query("lat"), 90);
-  if (typeof lat === "object") return problem(lat.status, lat.detail);
-  const lon = coordinateParameter("lon", request.query("lon"), 180);
-  if (typeof lon === "object") return problem(lon.status, lon.detail);
+  const latitude = coordinateParameter("lat", request.query("lat"), 90);
+  if ("kind" in latitude) return problem(latitude.status, latitude.detail);
+  const longitude = coordinateParameter("lon", request.query("lon"), 180);
+  if ("kind" in longitude) return problem(longitude.status, longitude.detail);
+  const lat = latitude.value;
+  const lon = longitude.value;
   const time = timeParameter(request.query("time"));
   if (time && "kind" in time) return problem(time.status, time.detail);
   const reftimes = request.query("reftime");
@@ -92,15 +103,8 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   const policy = context.representations.policies.model(run.reftime, reftimes !== undefined, false);
   const { modifiedMs, lastModified } = answerDates(answerModified(release!, run, reftimes !== undefined));
   // The run's content and the query itself, as they are (no hashing per request): a run changed gives new tags.
-  const etag = `"${run.contentSha256.slice(0, 20)}:${lat}:${lon}${time ? `:${time.ms}` : ""}"`;
-  const headers: Record<string, string> = {
-    etag,
-    "last-modified": lastModified,
-    "cache-control": cacheControl(policy),
-    expires: context.representations.expiresIn(policy.seconds),
-    ...policyTagHeaders(policy.tags),
-    ...CORS_HEADERS,
-  };
+  const etag = `"${run.contentSha256.slice(0, 20)}:${latitude.json}:${longitude.json}${time ? `:${time.ms}` : ""}"`;
+  const headers: Record<string, string> = { ...sharedHeaders(policy, lastModified), etag, expires: context.representations.expiresIn(policy.seconds) };
   // Validators are compared once the place is known to have an answer: a place outside every domain (or a
   // time outside the forecast) is a 422 whatever the client holds, never a 304.
   // If-Match, If-Unmodified-Since, then If-None-Match, If-Modified-Since (RFC 9110 §13.2.2).
@@ -109,7 +113,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
   const notModified = outcome === "not modified";
   const withoutBody = (): Reply => (failed ? problem(412, PRECONDITION_FAILED_DETAIL) : { status: 304, headers, body: undefined });
   const ok = (answer: Buffer, transient: boolean): Reply =>
-    failed || notModified ? withoutBody() : { status: 200, headers: { ...headers, "content-type": "application/json;charset=UTF-8", "content-length": String(answer.length) }, body: answer, transient };
+    failed || notModified ? withoutBody() : { status: 200, headers: { ...headers, "content-type": JSON_TYPE, "content-length": String(answer.length) }, body: answer, transient };
   const known = context.grids.answer(etag);
   if (known !== undefined) return ok(known, false);
   const finish = (grids: readonly ServedGrid[]): Reply => {
@@ -121,7 +125,7 @@ export function pointReply(context: PointContext, request: PointRequest): Reply 
       const refusal = pointProblem(run.reftime, grids, placesIn(grids, lat, lon), lat, lon, time);
       return refusal ? problem(refusal.status, refusal.detail) : withoutBody();
     }
-    const answer = answerPoint(run.reftime, grids, lat, lon, time);
+    const answer = answerPoint(run.reftime, grids, lat, lon, time, latitude.json, longitude.json);
     if ("kind" in answer) return problem(answer.status, answer.detail);
     context.grids.rememberAnswer(etag, answer);
     return ok(answer, true);

@@ -144,6 +144,22 @@ describe("time, classes and the answer's form", () => {
     expect(exact.series[0]!.steps[0]!.time).toBe(times[6]);
   });
 
+  it("the place as the client spelled it, when that is a JSON number, and the number's own form otherwise: the same answer, always valid JSON", async () => {
+    const canonical = await point(`lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`);
+    for (const [lat, lon] of [["63.980", "-19.70"], ["063.98", "-019.7"], ["%2B63.98", "-19.7"], ["63.98", "-19.700000000000000000000001"]]) {
+      const query = `lat=${lat}&lon=${lon}&reftime=${EEMEP_REFTIME}`;
+      const res = await http(m.server, `/point?${query}`, { headers: UA });
+      const answer = JSON.parse(res.text()) as PointAnswer; // throws on `063.98` or `+63.98` in the body
+      expect(answer.location, query).toEqual({ lat: 63.98, lon: -19.7 });
+      expect(answer.series, query).toEqual(canonical.series);
+    }
+    const spelled = await http(m.server, `/point?lat=63.980&lon=-19.70&reftime=${EEMEP_REFTIME}`, { headers: UA });
+    expect(spelled.text()).toContain('"location":{"lat":63.980,"lon":-19.70}');
+    expect(spelled.headers.etag).toMatch(/:63\.980:-19\.70"$/);
+    const respelled = await http(m.server, `/point?lat=063.98&lon=-19.7&reftime=${EEMEP_REFTIME}`, { headers: UA });
+    expect(respelled.text()).toContain('"location":{"lat":63.98,"lon":-19.7}');
+  });
+
   it("the class is the one the value falls in: none below the lowest threshold, and every class of the table", async () => {
     const classes = ashClasses(DEFAULT_THRESHOLDS_MG_M3);
     const seen = new Set<string>();
