@@ -296,6 +296,13 @@ describe("the node fast path answers /point as the app does", () => {
       `/point?lat=63.98&lon=-19.7&reftime=${EEMEP_REFTIME}&time=2019-03-22T20:30:00Z`,
       "/point?lat=52&lon=179.5",
       "/point?lat=95&lon=1",
+      // Plain queries are read without URLSearchParams: names that start alike, order, repeats, and queries
+      // that need decoding (read by URLSearchParams) must come out as the app reads them.
+      `/point?latitude=1&lon=-19.7&lat=63.980&reftime=${EEMEP_REFTIME}`,
+      `/point?lat=%2B63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`,
+      `/point?lat=+63.98&lon=-19.7&reftime=${EEMEP_REFTIME}`,
+      "/point?lat=60&lat=61&lon=1",
+      "/point?lat=60&lon=1&time=",
       `/point?lat=-60&lon=1&reftime=${EEMEP_REFTIME}`,
     ];
     for (const target of targets) await http(m.server, target, { headers: UA }); // loads the grids
