@@ -45,13 +45,18 @@ function classifyCells(values: ArrayLike<number>, nx: number, ny: number, t: num
   const above = new Uint8Array(stride * (ny + 2));
   const missing = new Uint8Array(stride * (ny + 2)).fill(1);
   const outside = new Uint8Array(stride * (ny + 2)).fill(1);
-  for (let y = 0; y < ny; y++) {
-    for (let x = 0; x < nx; x++) {
-      const v = values[y * nx + x]!;
-      const c = (y + 1) * stride + x + 1;
-      if (v >= t) above[c] = 1;
-      if (v !== -Infinity) outside[c] = 0;
-      if (!Number.isNaN(v) && v !== -Infinity) missing[c] = 0;
+  // One loop over the cells, not one per row (as in boundarySegments): c, the cell in the framed grid, steps
+  // over the frame's two columns at the end of each row.
+  let c = stride + 1;
+  for (let k = 0, x = 0; k < nx * ny; k++) {
+    const v = values[k]!;
+    if (v >= t) above[c] = 1;
+    if (v !== -Infinity) outside[c] = 0;
+    if (!Number.isNaN(v) && v !== -Infinity) missing[c] = 0;
+    c++;
+    if (++x === nx) {
+      x = 0;
+      c += 2;
     }
   }
   return { values, nx, ny, t, stride, above, missing, outside };
@@ -99,50 +104,52 @@ function frameVia(level: Level, out: number, edges: readonly number[], from: num
 
 /** next[e]: the edge where the boundary segment starting on edge e ends, or −1; and the positions passed on the way. */
 function boundarySegments(level: Level): { next: Int32Array; vias: Map<number, Position> } {
-  const { nx, ny, stride, above, missing, outside } = level;
+  const { ny, stride, above, missing, outside } = level;
   const next = new Int32Array(2 * stride * (ny + 2)).fill(-1);
   const vias = new Map<number, Position>();
   const corners = [0, 0, 0, 0];
   const edges = [0, 0, 0, 0];
-  for (let y = -1; y < ny; y++) {
-    for (let x = -1; x < nx; x++) {
-      // Corners in order around the cell (top-left, top-right, bottom-right, bottom-left), each edge k
-      // running from corner k to corner k + 1, so the cell lies on the edges' left (positive cross product).
-      const tl = (y + 1) * stride + x + 1;
-      const tr = tl + 1;
-      const bl = tl + stride;
-      const br = bl + 1;
-      corners[0] = above[tl]!;
-      corners[1] = above[tr]!;
-      corners[2] = above[br]!;
-      corners[3] = above[bl]!;
-      const bits = corners[0]! | (corners[1]! << 1) | (corners[2]! << 2) | (corners[3]! << 3);
-      if (bits === 0 || bits === 15) continue;
-      edges[0] = 2 * tl;
-      edges[1] = 2 * tr + 1;
-      edges[2] = 2 * bl;
-      edges[3] = 2 * tl + 1;
-      // Beyond the outermost centres a level set follows the outer cells' footprints: at a corner of the
-      // grid through the grid's outer corner, along an edge square to it (see frameVia).
-      const out = outside[tl]! | (outside[tr]! << 1) | (outside[br]! << 2) | (outside[bl]! << 3);
-      // A boundary segment runs from where the boundary leaves the region (at or above t, then below) to
-      // where it next enters it, walking around the cell: with the region on its left. Pairing each exit
-      // with the next entry joins the high corners of a saddle; pairing it with the previous entry cuts
-      // them apart, which a saddle between two missing corners needs (joined, it would be a bridge of no
-      // width along the diagonal).
-      const apart = (bits === 5 && missing[tr]! && missing[bl]!) || (bits === 10 && missing[tl]! && missing[br]!);
-      for (let k = 0; k < 4; k++) {
-        if (!(corners[k] && !corners[(k + 1) & 3])) continue;
-        for (let m = apart ? 3 : 1; apart ? m > 0 : m < 4; m += apart ? -1 : 1) {
-          const j = (k + m) & 3;
-          if (!corners[j] && corners[(j + 1) & 3]) {
-            next[edges[k]!] = edges[j]!;
-            if (out !== 0) {
-              const via = frameVia(level, out, edges, edges[k]!, edges[j]!, x, y);
-              if (via) vias.set(edges[k]!, via);
-            }
-            break;
+  // One loop over the cells (tl: a cell's top-left corner; the frame's last column starts none), not a loop per
+  // row: V8 compiled the inner loop on the stack and left that code at the end of every row ("exit from OSR'd
+  // inner loop", hundreds of times a build), compiling the function again and again.
+  const cells = (ny + 1) * stride;
+  for (let tl = 0, column = 0; tl < cells; tl++, column = column === stride - 1 ? 0 : column + 1) {
+    if (column === stride - 1) continue;
+    // Corners in order around the cell (top-left, top-right, bottom-right, bottom-left), each edge k
+    // running from corner k to corner k + 1, so the cell lies on the edges' left (positive cross product).
+    const tr = tl + 1;
+    const bl = tl + stride;
+    const br = bl + 1;
+    corners[0] = above[tl]!;
+    corners[1] = above[tr]!;
+    corners[2] = above[br]!;
+    corners[3] = above[bl]!;
+    const bits = corners[0]! | (corners[1]! << 1) | (corners[2]! << 2) | (corners[3]! << 3);
+    if (bits === 0 || bits === 15) continue;
+    edges[0] = 2 * tl;
+    edges[1] = 2 * tr + 1;
+    edges[2] = 2 * bl;
+    edges[3] = 2 * tl + 1;
+    // Beyond the outermost centres a level set follows the outer cells' footprints: at a corner of the
+    // grid through the grid's outer corner, along an edge square to it (see frameVia).
+    const out = outside[tl]! | (outside[tr]! << 1) | (outside[br]! << 2) | (outside[bl]! << 3);
+    // A boundary segment runs from where the boundary leaves the region (at or above t, then below) to
+    // where it next enters it, walking around the cell: with the region on its left. Pairing each exit
+    // with the next entry joins the high corners of a saddle; pairing it with the previous entry cuts
+    // them apart, which a saddle between two missing corners needs (joined, it would be a bridge of no
+    // width along the diagonal).
+    const apart = (bits === 5 && missing[tr]! && missing[bl]!) || (bits === 10 && missing[tl]! && missing[br]!);
+    for (let k = 0; k < 4; k++) {
+      if (!(corners[k] && !corners[(k + 1) & 3])) continue;
+      for (let m = apart ? 3 : 1; apart ? m > 0 : m < 4; m += apart ? -1 : 1) {
+        const j = (k + m) & 3;
+        if (!corners[j] && corners[(j + 1) & 3]) {
+          next[edges[k]!] = edges[j]!;
+          if (out !== 0) {
+            const via = frameVia(level, out, edges, edges[k]!, edges[j]!, column - 1, Math.floor(tl / stride) - 1);
+            if (via) vias.set(edges[k]!, via);
           }
+          break;
         }
       }
     }
