@@ -30,6 +30,10 @@ export async function check(dir: string, settings: PipelineSettings = {}): Promi
   const scanned = single
     ? [(await scanRun(path.dirname(path.resolve(dir)), path.basename(path.resolve(dir)), {})).run]
     : (await scanRuns(dir, listRunFolders(dir), {})).map((entry) => entry.run);
+  // Nothing checked is not "all good": a mistyped folder, or files not copied in yet, would read as a pass.
+  if (scanned.length === 0) {
+    throw new UserError("nothing to check: no run folder here, and no run.json (folders starting with . or _, and editors' temporaries, are skipped)", { where: dir, fix: "give a runs directory holding run folders, or one run folder with its run.json (ashcast new-run makes one)" });
+  }
 
   const states: Record<string, RunState> = {};
   for (const run of scanned) states[run.folder] = await checkRun(run, settings);

@@ -163,6 +163,16 @@ describe("ashcast check", () => {
     expect(built.stderr).toContain(`${file}: the runs directory is a file, not a directory`);
   });
 
+  it("exits 2 on a directory with nothing to check (empty, or only folders the build skips), rather than pass it", async () => {
+    const empty = path.join(ws.root, "empty");
+    await mkdir(empty);
+    const none = await ashcast(["check", empty], ws.root);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`${empty}: nothing to check: no run folder here, and no run.json`);
+    await mkdir(path.join(empty, "_draft"));
+    expect((await ashcast(["check", empty], ws.root)).code).toBe(2);
+  });
+
   it("exits 2 on a directory that does not exist", async () => {
     const { code, stderr } = await ashcast(["check", path.join(ws.root, "nowhere")], ws.root);
     expect(code).toBe(2);
