@@ -204,9 +204,7 @@ export class ServedGrid {
   series(band: number, cell: Cell): Uint16Array {
     const { block, nx, ny } = this.header;
     const steps = this.header.times.length;
-    const bx = Math.floor(cell.x / block);
-    const by = Math.floor(cell.y / block);
-    const index = band * this.#perBand + by * this.#blocksX + bx;
+    const index = this.#blockIndex(band, cell);
     const offsets = this.#opened.offsets;
     const start = offsets[index]!;
     const end = offsets[index + 1]!;
@@ -215,6 +213,8 @@ export class ServedGrid {
     const slot = (cell.x + cell.y * 61 + band * 17) & (DECODED_SLOTS - 1);
     const codes = this.#slotCodes.subarray(slot * steps, (slot + 1) * steps);
     if (this.#slotKeys[slot] !== key) {
+      const bx = Math.floor(cell.x / block);
+      const by = Math.floor(cell.y / block);
       const width = Math.min(block, nx - bx * block);
       const height = Math.min(block, ny - by * block);
       this.#slotKeys[slot] = -1;
@@ -224,10 +224,15 @@ export class ServedGrid {
     return codes;
   }
 
+  /** Where the block of a cell is in the block table (its bytes from offsets[index] to offsets[index + 1]). */
+  #blockIndex(band: number, cell: Cell): number {
+    const block = this.header.block;
+    return band * this.#perBand + Math.floor(cell.y / block) * this.#blocksX + Math.floor(cell.x / block);
+  }
+
   /** Whether the block of a cell holds ash at some step (an empty block is stored as no bytes). */
   #blockHoldsAsh(band: number, cell: Cell): boolean {
-    const block = this.header.block;
-    const index = band * this.#perBand + Math.floor(cell.y / block) * this.#blocksX + Math.floor(cell.x / block);
+    const index = this.#blockIndex(band, cell);
     const offsets = this.#opened.offsets;
     return offsets[index] !== offsets[index + 1];
   }
