@@ -14,6 +14,7 @@ import { basename, resolve } from "node:path";
 import h5wasm from "h5wasm/node";
 import type { Dataset, Metadata } from "h5wasm/node";
 import { MODEL_LIMITS } from "./limits.ts";
+import { ChunkFile, type StepReader } from "./netcdf4Steps.ts";
 import { damagedFile, errorDetail, recoverUtf8, type AttributeValue, type NcType, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
 
 type H5Module = Awaited<typeof h5wasm.ready>;
@@ -47,14 +48,14 @@ export async function openNetcdf4(filePath: string, where: string): Promise<Netc
     throw damagedFile(where, `HDF5 could not open it (${errorDetail(error)})`, error);
   }
   try {
-    return describe(file, module, where);
+    return describe(file, module, new ChunkFile(resolve(filePath)), where);
   } catch (error) {
     file.close();
     throw error;
   }
 }
 
-function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, where: string): NetcdfSource {
+function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chunkFile: ChunkFile, where: string): NetcdfSource {
   const datasets = new Map<string, Dataset>();
   const dimensions = new Map<string, number>();
   const variables = new Map<string, SourceVariable>();
@@ -82,6 +83,7 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, wher
       variables.set(name, { name, dimensions: dimensionNames, shape, type: ncType(metadata), attributes: readAttributes(dataset) });
     }
   } catch (error) {
+    chunkFile.close();
     throw damagedFile(where, `its HDF5 structure is unreadable (${errorDetail(error)})`, error);
   }
 
@@ -89,6 +91,18 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, wher
     const found = datasets.get(name);
     if (!found) throw damagedFile(where, `no variable ${name}`);
     return found;
+  };
+  const stepReaders = new Map<string, StepReader | string>();
+  /** A reader of the variable's steps without h5wasm, or why there is none (see netcdf4Steps.ts). */
+  const stepReader = (name: string): StepReader | string => {
+    let reader = stepReaders.get(name);
+    if (reader === undefined) {
+      const source = dataset(name);
+      const metadata = source.metadata;
+      reader = metadata.vlen ? "variable-length values" : chunkFile.stepReader(objectAddress(source), metadata.shape ?? [], metadata);
+      stepReaders.set(name, reader);
+    }
+    return reader;
   };
   return {
     format: "NetCDF-4/HDF5",
@@ -110,12 +124,28 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, wher
       return result ?? new Float64Array(0);
     },
     async readStep(name, index) {
+      const reader = stepReader(name);
+      if (typeof reader !== "string") {
+        try {
+          const values = reader.read(index);
+          if (values) return values;
+        } catch {
+          // h5wasm reads what this reader could not, or names the damage.
+        }
+      }
       return toNumeric(read(dataset(name), [[index, index + 1]], name, where));
     },
     close() {
+      chunkFile.close();
       file.close();
     },
   };
+}
+
+/** Where the dataset's object header lies: an HDF5 object reference is that address (8 bytes, little-endian). */
+function objectAddress(dataset: Dataset): number {
+  const reference = Uint8Array.from(dataset.create_reference().ref_data); // h5wasm gives a plain array
+  return reference.length === 8 ? Number(new DataView(reference.buffer).getBigUint64(0, true)) : -1;
 }
 
 function read(dataset: Dataset, ranges: Array<[number, number]>, name: string, where: string): unknown {
