@@ -130,7 +130,8 @@ export function decodeChunk(stored: Uint8Array, layout: ChunkedLayout, filterMas
   for (let index = layout.filters.length - 1; index >= 0; index--) {
     if (filterMask & (1 << index)) continue;
     const filter = layout.filters[index]!;
-    if (filter.id === DEFLATE) bytes = inflateSync(bytes, { maxOutputLength: expectedBytes });
+    // One output buffer a byte larger than the chunk: zlib then ends in one call, with nothing to join.
+    if (filter.id === DEFLATE) bytes = inflateSync(bytes, { chunkSize: Math.max(64, expectedBytes + 1), maxOutputLength: expectedBytes });
     else bytes = unshuffle(bytes, filter.clientData[0] ?? layout.elementSize);
   }
   if (bytes.length !== expectedBytes) throw new Error(`a chunk decodes to ${bytes.length} bytes, not ${expectedBytes}`);
