@@ -1,0 +1,65 @@
+/**
+ * The hint that starts a one-off build's step workers early (src/build/earlyWorkers.ts): model output that
+ * arrived after the served release, by its write or by its move into the folder; never for forecaster KML,
+ * for model output older than the release, or for a runs directory that is not there.
+ */
+import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { modelOutputSinceRelease } from "../../src/build/earlyWorkers.ts";
+
+let root: string;
+let runsDir: string;
+let distDir: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), "ashcast-early-"));
+  runsDir = path.join(root, "runs");
+  distDir = path.join(root, "dist");
+  await mkdir(path.join(runsDir, "2026-06-01-hekla"), { recursive: true });
+  await mkdir(path.join(distDir, "releases", "r1"), { recursive: true });
+  await writeFile(path.join(runsDir, "2026-06-01-hekla", "advisory.kml"), "<kml/>");
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+/** A release switched to at `seconds` (the `current` link's own time, as a switch leaves it). */
+async function releasedAt(seconds: number): Promise<void> {
+  const link = path.join(distDir, "current");
+  await symlink("releases/r1", link);
+  const { execFileSync } = await import("node:child_process");
+  execFileSync("touch", ["-h", "-d", `@${seconds}`, link]);
+}
+
+const NOW = Math.floor(Date.now() / 1000);
+
+describe("modelOutputSinceRelease", () => {
+  it("is true for model output when nothing is served yet, false for KML alone", async () => {
+    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(false);
+    await writeFile(path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), "CDF");
+    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+  });
+
+  it("compares with the time the served release was switched to", async () => {
+    const file = path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc");
+    await writeFile(file, "CDF");
+    await releasedAt(NOW + 3600);
+    expect(await modelOutputSinceRelease(runsDir, distDir), "written before the release").toBe(false);
+    await rm(path.join(distDir, "current"));
+    await releasedAt(NOW - 3600);
+    expect(await modelOutputSinceRelease(runsDir, distDir), "written after it").toBe(true);
+  });
+
+  it("sees a file moved in with an old modification time (its change time is the move's)", async () => {
+    await releasedAt(NOW - 60);
+    const outside = path.join(root, "eemep_hour_20260601T000000.nc");
+    await writeFile(outside, "CDF");
+    await utimes(outside, NOW - 86_400, NOW - 86_400);
+    await rename(outside, path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"));
+    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+  });
+
+  it("is false, not an error, for a runs directory that is not there", async () => {
+    expect(await modelOutputSinceRelease(path.join(root, "missing"), distDir)).toBe(false);
+  });
+});
