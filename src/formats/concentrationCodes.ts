@@ -18,19 +18,34 @@ export const CODE_RATIO = 1.001;
 export const MISSING_CODE = 0xffff;
 const TOP_CODE = 0xfffe;
 
+/** 10^0 … 10^22, each exact in a double (written as literals: `10 ** k` need not be exact). */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+const scaled = (value: number, digits: number): number => (digits >= 0 ? value * POWERS_OF_TEN[digits]! : value / POWERS_OF_TEN[-digits]!);
+/** The decimal `integer` · 10^−digits as the double nearest to it: one exact operand each side, so one rounding. */
+const decimal = (integer: number, digits: number): number => (digits >= 0 ? integer / POWERS_OF_TEN[digits]! : integer * POWERS_OF_TEN[-digits]!);
+
+/**
+ * The smallest decimal of 6 significant digits whose double is at or above `value`, as that double. Integer
+ * arithmetic instead of toPrecision and Number(), which made building the table ~50 ms of every thread's
+ * start-up; test/formats/concentrationCodes.test.ts holds every code to the toPrecision definition.
+ */
+function ceilToSixDigits(value: number): number {
+  let digits = 5 - Math.floor(Math.log10(value));
+  let significand = scaled(value, digits);
+  // log10 can be one off next to a power of ten: bring the significand into [1e5, 1e6).
+  if (significand >= 1e6) significand = scaled(value, --digits);
+  else if (significand < 1e5) significand = scaled(value, ++digits);
+  // The scaling rounds once; over the table's 65,534 values that never moves the ceiling (the test checks each).
+  return decimal(Math.ceil(significand), digits);
+}
+
 /** What each code reads as (MISSING_CODE reads NaN). Built once: 512 KiB. */
 export const CODE_VALUES: Float64Array = buildTable();
 
 function buildTable(): Float64Array {
   const table = new Float64Array(0x10000);
   const logRatio = Math.log(CODE_RATIO);
-  for (let code = 1; code <= TOP_CODE; code++) {
-    const exact = MIN_CODED_MG_M3 * Math.exp((code - 1) * logRatio);
-    let rounded = Number(exact.toPrecision(6));
-    // toPrecision rounds to nearest: step up one unit in the sixth digit when it went down.
-    if (rounded < exact) rounded = Number((rounded + 10 ** (Math.floor(Math.log10(exact)) - 5)).toPrecision(6));
-    table[code] = rounded;
-  }
+  for (let code = 1; code <= TOP_CODE; code++) table[code] = ceilToSixDigits(MIN_CODED_MG_M3 * Math.exp((code - 1) * logRatio));
   table[MISSING_CODE] = Number.NaN;
   return table;
 }
