@@ -482,7 +482,7 @@ const runPalette = bandImagePalette(
     const step = mostOutlined(layer.analysis.steps);
     return step ? [{ ...common, time: step.time, band: { label: layer.analysis.band.label, areas: step.areas } }] : [];
   }),
-);
+).palette;
 const paletteMs = performance.now() - paletteT0;
 const indexer = new PaletteIndexer(runPalette);
 const drawMs: number[] = [];

@@ -75,7 +75,7 @@ export async function renderModelMaps(run: AssembledRun): Promise<ArtefactDraft[
     for (const step of layer.analysis.steps) {
       const name = imageResourceName(reftime, layer.slug, step.time);
       jobs.push(async () => {
-        const input: BandImageInput = { ...bandImageInput(layer, step), palette: await palette };
+        const input: BandImageInput = { ...bandImageInput(layer, step), ...(await palette) };
         return {
           key: resourceKey(name),
           file: `images/${layer.slug}/${compactInstant(step.time)}.png`,

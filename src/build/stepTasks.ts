@@ -51,9 +51,9 @@ export const STEP_TASKS = {
   encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
     return { output: encodeBlocks(input) };
   },
-  bandPalette(samples: BandImageInput[]): TaskResult<Uint32Array> {
-    const palette = bandImagePalette(samples);
-    return { output: palette, transfer: [palette.buffer as ArrayBuffer] };
+  bandPalette(samples: BandImageInput[]): TaskResult<ReturnType<typeof bandImagePalette>> {
+    const chosen = bandImagePalette(samples);
+    return { output: chosen, transfer: [chosen.palette.buffer as ArrayBuffer] };
   },
   async bandImage(input: BandImageInput): Promise<TaskResult<Uint8Array>> {
     return png(await renderBandImage(input));

@@ -7,7 +7,7 @@ import type { Canvas } from "@napi-rs/canvas";
 import type { LatLonBoxModel, RunType } from "../contract/ashModel.ts";
 import type { ThresholdBand } from "../geo/types.ts";
 import { noValueText } from "../contract/missingValues.ts";
-import { getBaseMap, type BaseMap } from "./basemap.ts";
+import { getBaseMap, offerBaseMaps, shareBaseMap, type BaseMap, type SharedBaseMap } from "./basemap.ts";
 import { drawPanel, exactColours, missingNoteExtent, projectAreas, type ProjectedAreas, type Rect, type Volcano } from "./draw.ts";
 import { drawFooter, frameMetrics, startImage, MARGIN, panelHeightFor, type DrawnImage, type FrameMetrics } from "./layout.ts";
 import { capitalised, formatInstant } from "./style.ts";
@@ -32,6 +32,8 @@ export interface BandImageInput {
   height?: number | undefined;
   /** The palette of the run's band images (bandImagePalette); without one the image gets its own. */
   palette?: Uint32Array | undefined;
+  /** Base maps the thread that chose the palette drew (bandImagePalette): used instead of drawing them again. */
+  baseMaps?: readonly SharedBaseMap[] | undefined;
 }
 
 export interface BandImageLayout {
@@ -71,6 +73,7 @@ let canvasForEncoding: Canvas | undefined;
  * nothing is clipped (test/render/bandImage.test.ts compares both).
  */
 export async function renderBandImage(input: BandImageInput): Promise<Buffer> {
+  if (input.baseMaps) offerBaseMaps(input.baseMaps);
   const palette = input.palette;
   if (!palette) {
     const drawn = drawBandImage(input, canvasForEncoding);
@@ -142,19 +145,23 @@ const MAX_BACKGROUNDS = 12;
  * One palette for all the band images of a run, from the images of `samples` (a few steps of it): the same
  * frame, base map and ash classes are in every one, so a palette chosen once serves all, and each image only
  * looks its colours up (src/render/palette.ts, sharedPalette). The class colours are in it whether the samples
- * drew them or not.
+ * drew them or not. With it, the base maps the samples drew, for the other threads that draw the images.
  */
-export function bandImagePalette(samples: readonly BandImageInput[]): Uint32Array {
+export function bandImagePalette(samples: readonly BandImageInput[]): { palette: Uint32Array; baseMaps: SharedBaseMap[] } {
   if (samples.length === 0) throw new RangeError("Internal error: bandImagePalette needs at least one sample image");
   const pixels: Uint8ClampedArray[] = [];
   const keep = new Set<number>();
+  const panels = new Map<string, BandImageInput & { panel: Rect }>();
   for (const sample of samples) {
-    const drawn = drawBandImage(sample, canvasForEncoding);
+    const layout = bandImageLayout(sample);
+    const drawn = drawBandImage(sample, canvasForEncoding, { layout });
     canvasForEncoding = drawn.ctx.canvas;
     pixels.push(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
     for (const colour of drawn.keep) keep.add(colour);
+    panels.set(JSON.stringify([sample.box, layout.panel.w, layout.panel.h]), { ...sample, panel: layout.panel });
   }
-  return sharedPalette(pixels, { keep });
+  const baseMaps = [...panels.values()].map(({ box, panel }) => shareBaseMap(box, panel.w, panel.h));
+  return { palette: sharedPalette(pixels, { keep }), baseMaps };
 }
 
 /** The indexers of the last few palettes this thread used: a worker draws the images of one run after another. */

@@ -417,7 +417,7 @@ const baseCache = new Map<string, BaseMap>();
 const cacheKey = (box: LatLonBoxModel, width: number, height: number, resolution: Resolution): string =>
   `${box.west},${box.south},${box.east},${box.north}|${width}x${height}|${resolution}`;
 
-/** The base map of a box at a panel size: drawn on first use, then served from a small LRU cache. */
+/** The base map of a box at a panel size: drawn on first use (or installed from one offered), then served from a small LRU cache. */
 export function getBaseMap(box: LatLonBoxModel, width: number, height: number): BaseMap {
   const w = Math.max(16, Math.round(width));
   const h = Math.max(16, Math.round(height));
@@ -429,7 +429,8 @@ export function getBaseMap(box: LatLonBoxModel, width: number, height: number): 
     baseCache.set(key, hit);
     return hit;
   }
-  const base = drawBase(box, w, h, resolution);
+  const offered = offeredBaseMaps.get(key);
+  const base = offered ? installBaseMap(offered, box) : drawBase(box, w, h, resolution);
   baseCache.set(key, base);
   while (baseCache.size > CACHE_LIMIT) {
     const oldest = baseCache.keys().next().value;
@@ -439,9 +440,61 @@ export function getBaseMap(box: LatLonBoxModel, width: number, height: number): 
   return base;
 }
 
-/** Empties the base map cache (benchmarks measure the first, uncached call with it). */
+/** Empties the base map cache and forgets the base maps offered (benchmarks measure the first, uncached call with it). */
 export function clearBaseMapCache(): void {
   baseCache.clear();
+  offeredBaseMaps.clear();
+}
+
+/**
+ * A base map as data another thread can install instead of drawing it: its pixels (already in the base map's
+ * few colours) in shared memory, so that offering it with every task copies nothing. Projecting Natural
+ * Earth and choosing the colours took one build worker ~0.2 s for the band images' base map, which the worker
+ * that chose the run's palette had drawn already.
+ */
+export interface SharedBaseMap {
+  key: string;
+  width: number;
+  height: number;
+  resolution: Resolution;
+  pixels: Uint8ClampedArray;
+  colours: Uint32Array;
+  labels: GraticuleLabel[];
+  lonStep: number;
+  latStep: number;
+}
+
+/** The base map of a box at a panel size (getBaseMap), as data to offer other threads. */
+export function shareBaseMap(box: LatLonBoxModel, width: number, height: number): SharedBaseMap {
+  const base = getBaseMap(box, width, height);
+  const drawn = base.canvas.getContext("2d").getImageData(0, 0, base.width, base.height).data;
+  const pixels = new Uint8ClampedArray(new SharedArrayBuffer(drawn.length));
+  pixels.set(drawn);
+  const { width: w, height: h, resolution, colours, labels, lonStep, latStep } = base;
+  return { key: cacheKey(box, w, h, resolution), width: w, height: h, resolution, pixels, colours, labels, lonStep, latStep };
+}
+
+/** Base maps other threads drew, by cache key: getBaseMap installs one instead of drawing it. */
+const offeredBaseMaps = new Map<string, SharedBaseMap>();
+
+export function offerBaseMaps(shared: readonly SharedBaseMap[]): void {
+  for (const base of shared) offeredBaseMaps.set(base.key, base);
+  // Keys name a box and a size: a long-lived worker keeps the last few runs' offers only.
+  for (const key of offeredBaseMaps.keys()) {
+    if (offeredBaseMaps.size <= CACHE_LIMIT) break;
+    offeredBaseMaps.delete(key);
+  }
+}
+
+/** A BaseMap from the pixels of one drawn by drawBase: the same canvas pixel for pixel (every pixel is opaque). */
+function installBaseMap(shared: SharedBaseMap, box: LatLonBoxModel): BaseMap {
+  const { width, height } = shared;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(width, height);
+  image.data.set(shared.pixels);
+  ctx.putImageData(image, 0, 0);
+  return { width, height, resolution: shared.resolution, projection: panelProjection(box, width, height), canvas, colours: shared.colours, labels: shared.labels, lonStep: shared.lonStep, latStep: shared.latStep };
 }
 
 export const baseMapCacheSize = (): number => baseCache.size;

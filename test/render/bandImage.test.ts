@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { contourBands } from "../../src/geo/contourBands.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
-import { baseMapCacheSize, clearBaseMapCache, getBaseMap } from "../../src/render/basemap.ts";
+import { baseMapCacheSize, clearBaseMapCache, getBaseMap, offerBaseMaps } from "../../src/render/basemap.ts";
 import { bandImageLayout, bandImagePalette, drawBandImage, renderBandImage, type BandImageInput } from "../../src/render/bandImage.ts";
 import { noAshNoteLines } from "../../src/render/draw.ts";
 import { packedPixels, PaletteIndexer } from "../../src/render/palette.ts";
@@ -78,7 +78,7 @@ describe("renderBandImage", () => {
   });
 
   it("with the run's palette, keeps every class colour exact though the samples it came from had no ash, and maps the edges they lacked to near colours", async () => {
-    const palette = bandImagePalette([input("Exercise", [])]);
+    const { palette } = bandImagePalette([input("Exercise", [])]);
     const i = input("Exercise", samplePlumeBands(18)[0]!.areas);
     const drawn = drawBandImage(i);
     const before = packedPixels(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
@@ -154,7 +154,7 @@ describe("renderBandImage", () => {
     ];
     for (const type of ["Exercise", "Real Eruption", "Rehearsal"] as const) {
       const ofType = cases.filter((c) => c.type === type);
-      const palette = bandImagePalette(ofType.slice(0, 1));
+      const { palette } = bandImagePalette(ofType.slice(0, 1));
       // Twice over, so that the second round composes on backgrounds made for other images.
       for (const i of [...ofType, ...ofType]) {
         const drawn = drawBandImage(i);
@@ -265,6 +265,38 @@ describe("renderBandImage", () => {
       expect(inPanel).toBeGreaterThan(500); // the note's box and text
       expect(everywhere).toBe(inPanel); // banner, title, legend and attribution unchanged
     }
+  });
+
+  it("installs the base map the palette's thread offers instead of drawing it: the same pixels, the same bytes", async () => {
+    const image = input("Exercise", samplePlumeBands(18)[0]!.areas);
+    clearBaseMapCache();
+    const { palette, baseMaps } = bandImagePalette([image]);
+    const { panel } = bandImageLayout(image);
+    expect(baseMaps.map((base) => [base.width, base.height])).toEqual([[panel.w, panel.h]]);
+    expect(baseMaps[0]!.pixels.buffer, "shared with other threads, not copied to each").toBeInstanceOf(SharedArrayBuffer);
+    const drawnHere = drawBandImage(image);
+    const pixelsHere = drawnHere.ctx.getImageData(0, 0, drawnHere.width, drawnHere.height).data.slice();
+    const pngHere = await renderBandImage({ ...image, palette });
+
+    clearBaseMapCache();
+    offerBaseMaps(baseMaps);
+    const installed = drawBandImage(image);
+    expect(Buffer.from(installed.ctx.getImageData(0, 0, installed.width, installed.height).data).equals(Buffer.from(pixelsHere))).toBe(true);
+    clearBaseMapCache();
+    expect((await renderBandImage({ ...image, palette, baseMaps })).equals(pngHere)).toBe(true);
+
+    // It is the offered pixels that are drawn: a base map offered with its top rows painted black shows them.
+    clearBaseMapCache();
+    const blackened = baseMaps.map((base) => {
+      const pixels = base.pixels.slice();
+      pixels.fill(0, 0, base.width * 4 * 20);
+      for (let i = 3; i < base.width * 4 * 20; i += 4) pixels[i] = 255;
+      return { ...base, pixels };
+    });
+    offerBaseMaps(blackened);
+    const altered = drawBandImage(image);
+    expect(Buffer.from(altered.ctx.getImageData(0, 0, altered.width, altered.height).data).equals(Buffer.from(pixelsHere))).toBe(false);
+    clearBaseMapCache();
   });
 
   it("renders a box across the antimeridian", async () => {
