@@ -105,7 +105,13 @@ async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; ta
   const { distDir } = options;
 
   const last = await previousBuild(options, lock.takenOver, log);
-  const { folders, runs, files, folderStats, rebuiltWhy, sameFilesNewPipeline, scan } = await updateRuns(options, last, lock.takenAtMs, log);
+  // The viewer's files depend on its templates only: made once per content of those, then reused. Made while
+  // the runs are read (the thread pool is idle then), not after them, where a first build waited ~0.1 s on it;
+  // after previousBuild, whose sweep of temporaries would take the viewer's staging directory for one.
+  const viewerPublished = publishViewer(distDir);
+  viewerPublished.catch(() => undefined); // awaited below: a failure before then is not unhandled
+  // Settled either way before going on: a failed build leaves no write in flight behind the lock.
+  const { folders, runs, files, folderStats, rebuiltWhy, sameFilesNewPipeline, scan } = await updateRuns(options, last, lock.takenAtMs, log).finally(() => viewerPublished.catch(() => undefined));
 
   const decision = decidePublished(runs);
   for (const { name: folder } of folders) {
@@ -119,8 +125,7 @@ async function buildLocked(options: BuildOptions, lock: { takenOver: boolean; ta
   for (const event of events) log(`${event.kind} ${event.type} run ${event.reftime}: ${event.detail}`);
   const history = [...events, ...last.state.events].slice(0, MAX_CHANGELOG_EVENTS);
 
-  // The viewer's files depend on its templates only: made once per content of those, then reused.
-  const viewer = await publishViewer(distDir);
+  const viewer = await viewerPublished;
   const { report, reftimes, digest } = reportBuild({ release: last.release?.id ?? "", now, folders, runs, decision, rebuiltWhy, events, viewer });
 
   const { release: previous, state: prevState } = last;
