@@ -6,6 +6,7 @@
 import type { Transferable } from "node:worker_threads";
 import type { TaskResult } from "../flow/workerPool.ts";
 import { openModelOutput } from "../model/openModelOutput.ts";
+import type { SourceDescription } from "../model/source.ts";
 import type { ModelOutput } from "../model/types.ts";
 import { bandImagePalette, renderBandImage, type BandImageInput } from "../render/bandImage.ts";
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
@@ -13,8 +14,11 @@ import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
 import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
 
 export interface ReadStepsInput {
-  /** The file, and which reading of it this is: a worker keeps one file open, reopened for each new reading. */
-  open: { path: string; where: string; opening: string };
+  /**
+   * The file, which reading of it this is (a worker keeps one file open, reopened for each new reading), and
+   * the file as the main thread opened it (ModelOutput.description): a worker need not load h5wasm to read it.
+   */
+  open: { path: string; where: string; opening: string; description: SourceDescription };
   variable: string;
   from: number;
   to: number;
@@ -29,7 +33,7 @@ async function modelOutputFor(open: ReadStepsInput["open"]): Promise<ModelOutput
   if (opened?.opening === open.opening) return opened.output;
   opened?.output.close();
   opened = undefined;
-  const output = await openModelOutput(open.path, open.where, { pointGeometry: false });
+  const output = await openModelOutput(open.path, open.where, { pointGeometry: false, described: open.description });
   opened = { opening: open.opening, output };
   return output;
 }

@@ -8,7 +8,6 @@ import { serveTasks } from "../flow/workerPool.ts";
 
 enableCompileCache();
 const { STEP_TASKS } = await import("./stepTasks.ts");
-// Workers start when model output is found to read (src/build/scanRuns.ts, src/build/watch.ts): h5wasm's
-// WebAssembly is compiled now (~100 ms), while the build still scans or the watcher waits for quiet, not in the first read.
-await (await import("../model/netcdf4.ts")).h5wasmReady();
+// No h5wasm here: the main thread describes each model output file, and workers read its steps with Node's
+// zlib (src/model/describedSource.ts); h5wasm loads only for a file whose layout that reader does not know.
 serveTasks(STEP_TASKS);

@@ -14,7 +14,7 @@ import { basename, resolve } from "node:path";
 import h5wasm from "h5wasm/node";
 import type { Dataset, Metadata } from "h5wasm/node";
 import { MODEL_LIMITS } from "./limits.ts";
-import { ChunkFile, type StepReader } from "./netcdf4Steps.ts";
+import { ChunkFile, type StepPlan, type StepReader } from "./netcdf4Steps.ts";
 import { damagedFile, errorDetail, recoverUtf8, type AttributeValue, type NcType, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
 
 type H5Module = Awaited<typeof h5wasm.ready>;
@@ -92,14 +92,24 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
     if (!found) throw damagedFile(where, `no variable ${name}`);
     return found;
   };
+  const stepPlans = new Map<string, StepPlan | string>();
+  /** How to read the variable's steps without h5wasm, or why not (see netcdf4Steps.ts). */
+  const stepPlan = (name: string): StepPlan | string => {
+    let plan = stepPlans.get(name);
+    if (plan === undefined) {
+      const source = dataset(name);
+      const metadata = source.metadata;
+      plan = metadata.vlen ? "variable-length values" : chunkFile.stepPlan(objectAddress(source), metadata.shape ?? [], metadata);
+      stepPlans.set(name, plan);
+    }
+    return plan;
+  };
   const stepReaders = new Map<string, StepReader | string>();
-  /** A reader of the variable's steps without h5wasm, or why there is none (see netcdf4Steps.ts). */
   const stepReader = (name: string): StepReader | string => {
     let reader = stepReaders.get(name);
     if (reader === undefined) {
-      const source = dataset(name);
-      const metadata = source.metadata;
-      reader = metadata.vlen ? "variable-length values" : chunkFile.stepReader(objectAddress(source), metadata.shape ?? [], metadata);
+      const plan = stepPlan(name);
+      reader = typeof plan === "string" ? plan : chunkFile.stepsOf(plan);
       stepReaders.set(name, reader);
     }
     return reader;
@@ -134,6 +144,10 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
         }
       }
       return toNumeric(read(dataset(name), [[index, index + 1]], name, where));
+    },
+    stepPlan(name) {
+      const plan = stepPlan(name);
+      return typeof plan === "string" ? undefined : plan;
     },
     close() {
       chunkFile.close();

@@ -26,6 +26,14 @@ export interface StepReader {
   read(index: number): NumericArray | undefined;
 }
 
+/** Where a variable's chunks are and how to decode them: what another thread needs to read its steps (structured-cloneable). */
+export interface StepPlan {
+  layout: ChunkedLayout;
+  chunks: StoredChunk[];
+  shape: number[];
+  element: ElementType;
+}
+
 type ArrayMaker = (buffer: ArrayBuffer, byteOffset: number, length: number) => NumericArray;
 
 const MACHINE_LITTLE_ENDIAN = endianness() === "LE";
@@ -59,9 +67,15 @@ export class ChunkFile {
    * type as h5wasm describes them), or the reason it must be read through h5wasm.
    */
   stepReader(headerAddress: number, shape: readonly number[], element: ElementType): StepReader | string {
+    const plan = this.stepPlan(headerAddress, shape, element);
+    return typeof plan === "string" ? plan : this.stepsOf(plan);
+  }
+
+  /** stepReader's plan, for this thread or another (stepsOf). */
+  stepPlan(headerAddress: number, shape: readonly number[], element: ElementType): StepPlan | string {
     try {
-      const makeArray = arrayMaker(element);
-      if (typeof makeArray === "string") return makeArray;
+      const maker = arrayMaker(element);
+      if (typeof maker === "string") return maker;
       if (shape.length === 0) return "a scalar";
       this.#sizes ??= readFileSizes(this.#source);
       const layout = readChunkedLayout(this.#source, this.#sizes, headerAddress);
@@ -71,11 +85,19 @@ export class ChunkFile {
       for (const chunk of chunks) {
         if (chunk.address < 0 || chunk.address + chunk.size > this.#fileSize) return `a chunk at ${chunk.address} beyond the end of the file`;
       }
-      return new ChunkedSteps(this.#source, layout, chunks, shape, makeArray);
+      const { type, size, signed, littleEndian } = element;
+      return { layout, chunks, shape: [...shape], element: { type, size, signed, littleEndian } };
     } catch (error) {
       // Not described, or damaged as this module reads it: h5wasm reads it, or names the damage.
       return error instanceof NotDescribed ? error.message : `unreadable here (${(error as Error).message})`;
     }
+  }
+
+  /** A reader of the steps a plan describes, from this file. */
+  stepsOf(plan: StepPlan): StepReader {
+    const maker = arrayMaker(plan.element);
+    if (typeof maker === "string") throw new Error(`Internal error: a step plan for ${maker}`);
+    return new ChunkedSteps(this.#source, plan.layout, plan.chunks, plan.shape, maker);
   }
 
   close(): void {

@@ -28,9 +28,8 @@ import { axesOf2dGrid, type RotatedPole } from "./gridAxes.ts";
 import { curvilinearGrid, isStrictlyMonotonic, regularGrid, rotatedToGeographic, unwrapAxis } from "./gridMapping.ts";
 import { describeField } from "./fieldMeaning.ts";
 import { MODEL_LIMITS } from "./limits.ts";
-import { openNetcdf3 } from "./netcdf3.ts";
-import { openNetcdf4 } from "./netcdf4.ts";
-import { isNumericType, numberAttribute, textAttribute, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
+import { describe, describedSource, recordingWholes } from "./describedSource.ts";
+import { isNumericType, numberAttribute, textAttribute, type NetcdfSource, type NumericArray, type SourceDescription, type SourceVariable } from "./source.ts";
 import { FLIGHT_LEVEL_BANDS, type FieldCells, type ModelGrid, type ModelOutput, type ModelVariable } from "./types.ts";
 import { CONCENTRATION_UNITS_EXAMPLES, concentrationToMgPerM3 } from "./units.ts";
 
@@ -77,8 +76,27 @@ export function isModelOutputFile(head: Buffer): boolean {
  * `pointGeometry: false` leaves out the grid's axes for point queries (ModelGrid.geometry), which a grid
  * given as 2-D arrays finds by rotating every centre: the build's step workers only read fields.
  */
-export async function openModelOutput(filePath: string, displayPath: string, options: { pointGeometry?: boolean } = {}): Promise<ModelOutput> {
+export async function openModelOutput(filePath: string, displayPath: string, options: { pointGeometry?: boolean; described?: SourceDescription } = {}): Promise<ModelOutput> {
   const where = displayPath;
+  if (options.described) {
+    // Opened already on another thread (ModelOutput.description): checked again here, but nothing is walked or loaded.
+    const source = describedSource(options.described, filePath, () => openSource(filePath, where));
+    return closedOnError(source, () => interpret(source, where, options.pointGeometry ?? true, () => options.described!));
+  }
+  const { source, wholes } = recordingWholes(await openSource(filePath, where));
+  return closedOnError(source, () => interpret(source, where, options.pointGeometry ?? true, (fields) => describe(source, wholes, fields)));
+}
+
+async function closedOnError(source: NetcdfSource, open: () => Promise<ModelOutput>): Promise<ModelOutput> {
+  try {
+    return await open();
+  } catch (error) {
+    source.close();
+    throw error;
+  }
+}
+
+async function openSource(filePath: string, where: string): Promise<NetcdfSource> {
   const head = await readHead(filePath, where);
   const format = modelFileFormat(head);
   if (!format) {
@@ -87,13 +105,9 @@ export async function openModelOutput(filePath: string, displayPath: string, opt
       fix: "give the model's NetCDF output file (.nc) as the model wrote it",
     });
   }
-  const source = format === "netcdf4" ? await openNetcdf4(filePath, where) : await openNetcdf3(filePath, where);
-  try {
-    return await interpret(source, where, options.pointGeometry ?? true);
-  } catch (error) {
-    source.close();
-    throw error;
-  }
+  // Loaded on first use: h5wasm compiles its WebAssembly as it loads, which a build worker reading a described file never needs.
+  if (format === "netcdf4") return (await import("./netcdf4.ts")).openNetcdf4(filePath, where);
+  return (await import("./netcdf3.ts")).openNetcdf3(filePath, where);
 }
 
 async function readHead(filePath: string, where: string): Promise<Buffer> {
@@ -133,7 +147,7 @@ interface FieldVariable extends ModelVariable {
   storedType: string;
 }
 
-async function interpret(source: NetcdfSource, where: string, pointGeometry: boolean): Promise<ModelOutput> {
+async function interpret(source: NetcdfSource, where: string, pointGeometry: boolean, description: (fields: string[]) => SourceDescription): Promise<ModelOutput> {
   const fail = (message: string, fix: string): never => {
     throw new UserError(message, { where, fix });
   };
@@ -276,6 +290,7 @@ async function interpret(source: NetcdfSource, where: string, pointGeometry: boo
     ...(simulationStart ? { simulationStart } : {}),
     ...(title ? { title } : {}),
     readFieldCells,
+    description: () => description(fieldVariables.map(({ name }) => name)),
     async readField(name: string, timeIndex: number): Promise<Float32Array> {
       return (await readFieldCells(name, timeIndex)).values;
     },

@@ -4,6 +4,7 @@
  * netcdf4.ts (HDF5 via h5wasm) and netcdf3.ts (classic via netcdfjs) implement it.
  */
 import { UserError } from "../errors.ts";
+import type { StepPlan } from "./netcdf4Steps.ts";
 
 export type NumericArray =
   | Float32Array
@@ -40,7 +41,24 @@ export interface NetcdfSource {
   readWhole(name: string): Promise<NumericArray>;
   /** Index `index` of the first dimension, row-major: one time step of a (time, y, x) variable. */
   readStep(name: string, index: number): Promise<NumericArray>;
+  /** How another thread can read the variable's steps from the file on its own, when this format can say. */
+  stepPlan?(name: string): StepPlan | undefined;
   close(): void;
+}
+
+/**
+ * A source as one thread opened it, for another thread to open the same file without describing it again
+ * (the build's step workers: no h5wasm to load and no HDF5 structure to walk). Structured-cloneable.
+ */
+export interface SourceDescription {
+  format: string;
+  dimensions: Map<string, number>;
+  variables: Map<string, SourceVariable>;
+  globalAttributes: Map<string, AttributeValue>;
+  /** The variables read whole while the file was opened (its axes): the same values, without reading them again. */
+  wholes: Map<string, NumericArray>;
+  /** The variables whose steps are read without the format's library (src/model/netcdf4Steps.ts). */
+  stepPlans: Map<string, StepPlan>;
 }
 
 export function isNumericType(type: NcType): boolean {

@@ -5,6 +5,7 @@
 import type { GridGeometry } from "../geo/gridCells.ts";
 import type { GridToLonLat } from "../geo/types.ts";
 import type { FieldMeaning } from "./fieldMeaning.ts";
+import type { SourceDescription } from "./source.ts";
 
 /** The flight-level bands of Volcanic Ash Advisory Centres, and the model variable of each. */
 export const FLIGHT_LEVEL_BANDS = [
@@ -67,6 +68,8 @@ export interface ModelOutput {
   readField(variable: string, timeIndex: number): Promise<Float32Array>;
   /** readField, with the cells a pass over the field must visit: most cells of a model's field hold no ash. */
   readFieldCells(variable: string, timeIndex: number): Promise<FieldCells>;
+  /** The file as opened here, for another thread to open it without describing it again (openModelOutput's `described`). */
+  description(): SourceDescription;
   close(): void;
 }
 

@@ -99,7 +99,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
     for (let from = 0; from < times.length; from += CHUNK_STEPS) list.push({ band, variable: variable.name, from, to: Math.min(times.length, from + CHUNK_STEPS) });
     return list;
   });
-  const open = { path: file.absolutePath, where: file.displayPath, opening: `${process.pid}:${++opening}` };
+  const open = { path: file.absolutePath, where: file.displayPath, opening: `${process.pid}:${++opening}`, description: output.description() };
   const read = (chunk: (typeof chunks)[number]): Promise<StepChunk> =>
     runStepTask(
       "readSteps",

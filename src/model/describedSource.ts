@@ -1,0 +1,79 @@
+/**
+ * NetcdfSource over a file another thread described (SourceDescription): dimensions, variables and
+ * attributes as they were, the variables read whole while it was opened, and the steps of chunked
+ * variables read with Node's zlib (src/model/netcdf4Steps.ts). Anything else (a step plan cannot read, a
+ * variable not read whole there) opens the file the usual way, once, on first need: a build worker then
+ * loads h5wasm only for files whose layout our own reader does not know.
+ */
+import { ChunkFile, type StepPlan, type StepReader } from "./netcdf4Steps.ts";
+import type { NetcdfSource, NumericArray, SourceDescription } from "./source.ts";
+
+export function describedSource(description: SourceDescription, filePath: string, openFile: () => Promise<NetcdfSource>): NetcdfSource {
+  let opened: Promise<NetcdfSource> | undefined;
+  const file = (): Promise<NetcdfSource> => (opened ??= openFile());
+  let chunkFile: ChunkFile | undefined;
+  const readers = new Map<string, StepReader>();
+  const { format, dimensions, variables, globalAttributes } = description;
+  return {
+    format,
+    dimensions,
+    variables,
+    globalAttributes,
+    async readWhole(name): Promise<NumericArray> {
+      return description.wholes.get(name) ?? (await file()).readWhole(name);
+    },
+    async readStep(name, index): Promise<NumericArray> {
+      const plan = description.stepPlans.get(name);
+      if (plan) {
+        try {
+          let reader = readers.get(name);
+          if (!reader) {
+            chunkFile ??= new ChunkFile(filePath);
+            reader = chunkFile.stepsOf(plan);
+            readers.set(name, reader);
+          }
+          const values = reader.read(index);
+          if (values) return values;
+        } catch {
+          // The file's own reader reads what this one could not, or names the damage.
+        }
+      }
+      return (await file()).readStep(name, index);
+    },
+    stepPlan: (name) => description.stepPlans.get(name),
+    close() {
+      chunkFile?.close();
+      void opened?.then((source) => source.close(), () => undefined);
+    },
+  };
+}
+
+/** What another thread needs to open the file as `source` opened it, after `wholes` were read from it, and read the steps of `fields`. */
+export function describe(source: NetcdfSource, wholes: ReadonlyMap<string, NumericArray>, fields: readonly string[]): SourceDescription {
+  const stepPlans = new Map<string, StepPlan>();
+  for (const name of fields) {
+    const plan = source.stepPlan?.(name);
+    if (plan) stepPlans.set(name, plan);
+  }
+  return { format: source.format, dimensions: new Map(source.dimensions), variables: new Map(source.variables), globalAttributes: new Map(source.globalAttributes), wholes: new Map(wholes), stepPlans };
+}
+
+/** The source, remembering what is read whole from it (for describe). */
+export function recordingWholes(source: NetcdfSource): { source: NetcdfSource; wholes: Map<string, NumericArray> } {
+  const wholes = new Map<string, NumericArray>();
+  return {
+    wholes,
+    source: {
+      ...source,
+      format: source.format,
+      async readWhole(name) {
+        const values = await source.readWhole(name);
+        wholes.set(name, values);
+        return values;
+      },
+      readStep: (name, index) => source.readStep(name, index),
+      close: () => source.close(),
+      ...(source.stepPlan ? { stepPlan: (name: string) => source.stepPlan!(name) } : {}),
+    },
+  };
+}
