@@ -35,19 +35,19 @@ const NOW = Math.floor(Date.now() / 1000);
 
 describe("modelOutputSinceRelease", () => {
   it("is true for model output when nothing is served yet, false for KML alone", async () => {
-    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(false);
+    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(false);
     await writeFile(path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), "CDF");
-    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(true);
   });
 
   it("compares with the time the served release was switched to", async () => {
     const file = path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc");
     await writeFile(file, "CDF");
     await releasedAt(NOW + 3600);
-    expect(await modelOutputSinceRelease(runsDir, distDir), "written before the release").toBe(false);
+    expect(modelOutputSinceRelease(runsDir, distDir), "written before the release").toBe(false);
     await rm(path.join(distDir, "current"));
     await releasedAt(NOW - 3600);
-    expect(await modelOutputSinceRelease(runsDir, distDir), "written after it").toBe(true);
+    expect(modelOutputSinceRelease(runsDir, distDir), "written after it").toBe(true);
   });
 
   it("sees a file moved in with an old modification time (its change time is the move's)", async () => {
@@ -56,10 +56,10 @@ describe("modelOutputSinceRelease", () => {
     await writeFile(outside, "CDF");
     await utimes(outside, NOW - 86_400, NOW - 86_400);
     await rename(outside, path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"));
-    expect(await modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(true);
   });
 
   it("is false, not an error, for a runs directory that is not there", async () => {
-    expect(await modelOutputSinceRelease(path.join(root, "missing"), distDir)).toBe(false);
+    expect(modelOutputSinceRelease(path.join(root, "missing"), distDir)).toBe(false);
   });
 });
