@@ -396,7 +396,7 @@ rmSync(staging, { recursive: true, force: true });
 const stagesWallMs = sum(stages.map((s) => s.wallMs));
 
 // ---- 2b. instrumented copies of the heavy stages ---------------------------------------------
-// Read vs convert vs contour, per field; raw HDF5 reads (inflate + copy) apart from the conversion.
+// Read vs convert vs contour, per field; raw HDF5 reads (file read + inflate) apart from the conversion.
 const rawSource = await openNetcdf4(NC, "bench");
 const output = await openModelOutput(NC, "bench");
 const { grid, times } = output;
@@ -809,7 +809,7 @@ const stageTable = stageLines.join("\n");
 const detail: string[] = [];
 detail.push("| inside the heavy stages (instrumented copies, one item at a time) | total s | per item ms | |");
 detail.push("|---|---:|---:|---|");
-detail.push(`| HDF5 read of a step (h5wasm: inflate + copy), 216 fields | ${s2(readTotals.raw)} | ${f1(readTotals.raw / perField.length)} | |`);
+detail.push(`| HDF5 read of a step (the chunk read and inflated by Node's zlib, src/model/netcdf4Steps.ts), 216 fields | ${s2(readTotals.raw)} | ${f1(readTotals.raw / perField.length)} | |`);
 detail.push(`| \`readField\` (the read + fill/unit check and conversion to mg/m³) | ${s2(readTotals.read)} | ${f1(readTotals.read / perField.length)} | conversion ≈ ${s2(Math.max(0, readTotals.read - readTotals.raw))} s |`);
 detail.push(`| running maximum (analyse loop) | ${s2(readTotals.max)} | ${f1(readTotals.max / perField.length)} | |`);
 detail.push(`| \`contourBands\`, 216 fields | ${s2(readTotals.contour)} | ${f1(readTotals.contour / perField.length)} (median ${f1(readTotals.contourMedian)}, max ${f1(readTotals.contourMax)}) | ${readTotals.empty} field(s) without ash ≥ ${THRESHOLDS[0]}; median ash share ${pct(readTotals.ashShare)} of the grid; ${readTotals.edge} field(s) reach the grid edge |`);
@@ -943,7 +943,7 @@ if (!flags["no-write"]) {
       ? `- **Right after deletions.** The same build right after the ${out.all.n} files of one of the builds above were deleted in the same directory took ${s2(afterDeletion.wallMs)} s (${f1(afterDeletion.sysS)} s of system CPU against ${f1(median(endToEnd.map((e) => e.sysS)))} s): this file system (ext4 without a journal) passes over every inode freed in the last one to six minutes to find a new file's, so a build that follows a garbage collection (a superseded run's files) writes its own files more slowly. The builds above write into directories with none freed by the bench.`
       : "",
     `- **Memory: ${rssMet ? "met" : "missed"}.** Peak RSS ${f0(rssPeak)} MB (max of the ${REPEATS} builds) against ≤ ${TARGET_RSS_MB} MB: every artefact of the run is held in memory`,
-    `  until it is written (${mb(out.png.bytes + out.kml.bytes)} MB of PNG and KML bodies), each worker holds its own modules, h5wasm heap, fonts and base maps (≈ 100–200 MB),` +
+    `  until it is written (${mb(out.png.bytes + out.kml.bytes)} MB of PNG and KML bodies), each worker holds its own modules, fonts and base maps (≈ 100–200 MB; no h5wasm: the main thread describes the file),` +
       (sequential ? ` against ${f0(sequential.maxRssMB)} MB on one thread.` : "."),
     defaultArenas.length
       ? `  Two malloc arenas (bin/ashcast's \`MALLOC_ARENA_MAX=2\`) against glibc's default of ${GLIBC_DEFAULT_ARENAS}, each build above followed by the same build with ${GLIBC_DEFAULT_ARENAS}:` +
@@ -954,12 +954,12 @@ if (!flags["no-write"]) {
     `- **Images: ${median(pngBytes) <= 60 * 1024 ? "met" : "missed"}** (median band image ≤ 60 KB): ${f1(median(pngBytes) / 1024)} KB median, ${mb(out.png.bytes)} MB for the ${out.png.n} PNGs; indexed colour`,
     `  (src/render/palette.ts, ash classes exact) against ${f1(median(alt.zlibBytes) / 1024)} KB for the same pixels as RGBA (the encoder before; with the base map's full`,
     `  anti-aliasing, as before issue 18, 181–184 KB) and ${f1(median(alt.skiaBytes) / 1024)} KB from Skia's encoder.`,
-    `- Where the CPU goes (one item at a time, table above): reading ${s1(readTotals.read)} s (HDF5 inflate in h5wasm ${s1(readTotals.raw)} s, conversion ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw))} s),`,
+    `- Where the CPU goes (one item at a time, table above): reading ${s1(readTotals.read)} s (HDF5 chunks read and inflated ${s1(readTotals.raw)} s, conversion ≈ ${s1(Math.max(0, readTotals.read - readTotals.raw))} s),`,
     `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images as built ${s1(sum(builtMs))} s (${f1(median(builtMs))} ms an image; drawn, read,`,
     `  indexed and deflated whole: ${s1(sum(drawMs) + sum(quantiseMs) + sum(encodeMs))} s); writing ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s). Start-up: ${s1(startup)} s.`,
     `- What would give the target more margin, largest gain first (estimates from the rows above):`,
-    `  1. HDF5 inflate runs in WebAssembly (${s1(readTotals.raw)} s of CPU): reading the raw chunks and inflating them with Node's zlib would`,
-    `     take a part of that, if h5wasm gave the chunks.`,
+    `  1. The text variants: gzip level 6 and brotli quality 5 of the run's KML and GeoJSON (gzip + brotli in the table above, on libuv's pool while`,
+    `     the maps are drawn); lower levels are a trade of bytes every client downloads for build time (the issue 18 section has the figures).`,
     `  2. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, hashing and file writes, which the`,
     `     build itself does as each renderer hands its drafts over, beside the maps (src/build/artefacts.ts, ArtefactWriter).`,
     `  Skipping empty steps would not help this run: ${readTotals.empty} of 216 fields are empty.`,
