@@ -64,16 +64,18 @@ export function recordingWholes(source: NetcdfSource): { source: NetcdfSource; w
   return {
     wholes,
     source: {
-      ...source,
       format: source.format,
+      dimensions: source.dimensions,
+      variables: source.variables,
+      globalAttributes: source.globalAttributes,
       async readWhole(name) {
         const values = await source.readWhole(name);
         wholes.set(name, values);
         return values;
       },
       readStep: (name, index) => source.readStep(name, index),
-      close: () => source.close(),
       ...(source.stepPlan ? { stepPlan: (name: string) => source.stepPlan!(name) } : {}),
+      close: () => source.close(),
     },
   };
 }

@@ -3,7 +3,7 @@
  * and inflated by Node's zlib (src/model/hdf5Chunks.ts) instead of h5wasm's WebAssembly build: about
  * three times faster for the deflated fields model output holds.
  *
- * `stepReader` answers with a reader only for what it reads exactly as h5wasm would: numbers of 1, 2, 4
+ * `stepPlan` answers with a plan only for what it reads exactly as h5wasm would: numbers of 1, 2, 4
  * or 8 bytes (no 8-byte integers) in the machine's byte order, chunked with a version-1 B-tree, deflate
  * and shuffle. For anything else, and for a step that has a chunk never written (its cells are the
  * fill value, which h5wasm knows), it answers why not, and netcdf4.ts reads through h5wasm.
@@ -63,15 +63,9 @@ export class ChunkFile {
   }
 
   /**
-   * A reader of the steps of the dataset whose object header is at `headerAddress` (shape and element
-   * type as h5wasm describes them), or the reason it must be read through h5wasm.
+   * How to read the steps of the dataset whose object header is at `headerAddress` (shape and element type
+   * as h5wasm describes them), on this thread or another (stepsOf), or the reason it must be read through h5wasm.
    */
-  stepReader(headerAddress: number, shape: readonly number[], element: ElementType): StepReader | string {
-    const plan = this.stepPlan(headerAddress, shape, element);
-    return typeof plan === "string" ? plan : this.stepsOf(plan);
-  }
-
-  /** stepReader's plan, for this thread or another (stepsOf). */
   stepPlan(headerAddress: number, shape: readonly number[], element: ElementType): StepPlan | string {
     try {
       const maker = arrayMaker(element);

@@ -151,14 +151,14 @@ export function bandImagePalette(samples: readonly BandImageInput[]): { palette:
   if (samples.length === 0) throw new RangeError("Internal error: bandImagePalette needs at least one sample image");
   const pixels: Uint8ClampedArray[] = [];
   const keep = new Set<number>();
-  const panels = new Map<string, BandImageInput & { panel: Rect }>();
+  const panels = new Map<string, { box: BandImageInput["box"]; panel: Rect }>();
   for (const sample of samples) {
     const layout = bandImageLayout(sample);
     const drawn = drawBandImage(sample, canvasForEncoding, { layout });
     canvasForEncoding = drawn.ctx.canvas;
     pixels.push(drawn.ctx.getImageData(0, 0, drawn.width, drawn.height).data);
     for (const colour of drawn.keep) keep.add(colour);
-    panels.set(JSON.stringify([sample.box, layout.panel.w, layout.panel.h]), { ...sample, panel: layout.panel });
+    panels.set(JSON.stringify([sample.box, layout.panel.w, layout.panel.h]), { box: sample.box, panel: layout.panel });
   }
   const baseMaps = [...panels.values()].map(({ box, panel }) => shareBaseMap(box, panel.w, panel.h));
   return { palette: sharedPalette(pixels, { keep }), baseMaps };
