@@ -69,7 +69,8 @@ export function readFileSizes(source: ByteSource): FileSizes {
   const head = source.read(0, 40);
   if (head.length < 24 || SIGNATURE.some((byte, index) => head[index] !== byte)) throw new NotDescribed("no HDF5 superblock at offset 0");
   const version = head[8]!;
-  const [offsetSize, lengthSize, baseAt] = version <= 1 ? [head[13]!, head[14]!, 24] : version <= 3 ? [head[9]!, head[10]!, 12] : [0, 0, 0];
+  // Where the sizes and the base address are: version 1 adds 4 bytes (its B-tree K and a reserved field) before the address.
+  const [offsetSize, lengthSize, baseAt] = version === 0 ? [head[13]!, head[14]!, 24] : version === 1 ? [head[13]!, head[14]!, 28] : version <= 3 ? [head[9]!, head[10]!, 12] : [0, 0, 0];
   if (offsetSize !== 8 || lengthSize !== 8) throw new NotDescribed(`superblock version ${version} with ${offsetSize}-byte addresses`);
   const fields = new Reader(head, 0);
   fields.at = baseAt;
