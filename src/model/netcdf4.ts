@@ -92,28 +92,16 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
     if (!found) throw damagedFile(where, `no variable ${name}`);
     return found;
   };
-  const stepPlans = new Map<string, StepPlan | string>();
   /** How to read the variable's steps without h5wasm, or why not (see netcdf4Steps.ts). */
-  const stepPlan = (name: string): StepPlan | string => {
-    let plan = stepPlans.get(name);
-    if (plan === undefined) {
-      const source = dataset(name);
-      const metadata = source.metadata;
-      plan = metadata.vlen ? "variable-length values" : chunkFile.stepPlan(objectAddress(source), metadata.shape ?? [], metadata);
-      stepPlans.set(name, plan);
-    }
-    return plan;
-  };
-  const stepReaders = new Map<string, StepReader | string>();
-  const stepReader = (name: string): StepReader | string => {
-    let reader = stepReaders.get(name);
-    if (reader === undefined) {
-      const plan = stepPlan(name);
-      reader = typeof plan === "string" ? plan : chunkFile.stepsOf(plan);
-      stepReaders.set(name, reader);
-    }
-    return reader;
-  };
+  const stepPlan = perVariable((name): StepPlan | string => {
+    const source = dataset(name);
+    const metadata = source.metadata;
+    return metadata.vlen ? "variable-length values" : chunkFile.stepPlan(objectAddress(source), metadata.shape ?? [], metadata);
+  });
+  const stepReader = perVariable((name): StepReader | string => {
+    const plan = stepPlan(name);
+    return typeof plan === "string" ? plan : chunkFile.stepsOf(plan);
+  });
   return {
     format: "NetCDF-4/HDF5",
     dimensions,
@@ -153,6 +141,15 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
       chunkFile.close();
       file.close();
     },
+  };
+}
+
+/** `make`, made once per variable name. */
+function perVariable<T>(make: (name: string) => T): (name: string) => T {
+  const made = new Map<string, T>();
+  return (name) => {
+    if (!made.has(name)) made.set(name, make(name));
+    return made.get(name) as T;
   };
 }
 
