@@ -75,6 +75,10 @@ export class ChunkFile {
       const layout = readChunkedLayout(this.#source, this.#sizes, headerAddress);
       if (layout.chunkShape.length !== shape.length) return `chunks of rank ${layout.chunkShape.length} for a variable of rank ${shape.length}`;
       if (layout.elementSize !== element.size) return `chunks of ${layout.elementSize}-byte elements for ${element.size}-byte values`;
+      // A chunk is inflated whole: one far larger than the steps it holds (a forged header) is not allocated here.
+      const chunkElements = layout.chunkShape.reduce((product, size) => product * size, 1);
+      const stepElements = shape.slice(1).reduce((product, size) => product * size, 1);
+      if (chunkElements > 4 * Math.max(1, Math.min(layout.chunkShape[0]!, shape[0]!)) * stepElements) return `chunks of ${chunkElements} elements for steps of ${stepElements}`;
       const chunks = listChunks(this.#source, this.#sizes, layout);
       for (const chunk of chunks) {
         if (chunk.address < 0 || chunk.address + chunk.size > this.#fileSize) return `a chunk at ${chunk.address} beyond the end of the file`;

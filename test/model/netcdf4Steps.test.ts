@@ -189,6 +189,28 @@ describe("files written by HDF5 itself (h5wasm)", () => {
     }
   });
 
+  it("chunks far larger than the steps they hold (a forged header) are left to h5wasm, not inflated here", async () => {
+    await h5wasmReady();
+    const file = path.join(await tempDir(), "oversized.nc");
+    const out = new h5wasm.File(file, "w");
+    try {
+      out.create_dataset({ name: "ash", data: STEP, shape: [1, LAT.length, LON.length], maxshape: [null, null, null], chunks: [1, 70, 90], compression: 4 });
+    } finally {
+      out.close();
+    }
+    const source = await openNetcdf4(file, "run/oversized.nc");
+    const chunkFile = new ChunkFile(file);
+    const h5 = new h5wasm.File(file, "r");
+    try {
+      expect(stepReader(chunkFile, objectAddress(h5, "ash"), [1, LAT.length, LON.length], { type: 1, size: 4, signed: true, littleEndian: true })).toMatch(/chunks of 6300 elements for steps of 63/);
+      expect([...(await source.readStep("ash", 0))]).toEqual([...STEP]);
+    } finally {
+      h5.close();
+      chunkFile.close();
+      source.close();
+    }
+  });
+
   it("HDF5's newer chunk indexes (layout version 4 or later) are left to h5wasm, and read right", async () => {
     const file = await write("latest.nc", { libver: ["latest", "latest"], resizeTo: 2 });
     const source = await openNetcdf4(file, "run/latest.nc");
