@@ -56,10 +56,13 @@ const UNDEFINED_ADDRESS = -1;
 const MESSAGE_LAYOUT = 0x0008;
 const MESSAGE_FILTERS = 0x000b;
 const MESSAGE_CONTINUATION = 0x0010;
-/** Continuation blocks followed before a header is called damaged: a loop guard. */
+/** Continuation blocks followed, and bytes read, before a header is called damaged (real ones take a few KB). */
 const MAX_HEADER_BLOCKS = 1024;
+const MAX_HEADER_BYTES = 16 * 1024 * 1024;
 /** B-tree nodes visited before the index is called damaged: a loop guard. */
 const MAX_BTREE_NODES = 1 << 16;
+/** Chunks listed before the index is called damaged: nodes that share children could name billions. */
+const MAX_CHUNKS = 1_000_000;
 
 /** Why a dataset is left to h5wasm: its layout or pipeline is not one this module reads. */
 export class NotDescribed extends Error {}
@@ -118,7 +121,7 @@ export function listChunks(source: ByteSource, sizes: FileSizes, layout: Chunked
       body.skip(8); // the element offset, always 0
       const child = body.uint(8);
       if (level > 0) visit(child, level - 1);
-      else chunks.push({ start, address: child, size, filterMask });
+      else if (chunks.push({ start, address: child, size, filterMask }) > MAX_CHUNKS) throw new Error(`its chunk B-tree names more than ${MAX_CHUNKS} chunks`);
     }
   };
   visit(layout.btreeAddress, undefined);
@@ -189,9 +192,14 @@ function* headerMessages(source: ByteSource, sizes: FileSizes, address: number):
     head.skip(8);
     blocks.push([address + 16, head.uint(4)]);
   }
+  const seen = new Set<number>();
+  let headerBytes = 0;
   for (let index = 0; index < blocks.length; index++) {
-    if (index >= MAX_HEADER_BLOCKS) throw new Error("its object header continues too often (a loop?)");
     const [start, length] = blocks[index]!;
+    headerBytes += length;
+    if (index >= MAX_HEADER_BLOCKS || headerBytes > MAX_HEADER_BYTES) throw new Error("its object header is longer than any real one");
+    if (seen.has(start)) throw new Error(`its object header continues at ${start} twice (a loop)`);
+    seen.add(start);
     const block = new Reader(source.read(start, length), start);
     let end = length;
     if (isVersion2 && index > 0) {

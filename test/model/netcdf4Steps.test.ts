@@ -8,7 +8,7 @@ import path from "node:path";
 import h5wasm from "h5wasm/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deflateSync } from "node:zlib";
-import { decodeChunk, DEFLATE, SHUFFLE, unshuffle, type ChunkedLayout } from "../../src/model/hdf5Chunks.ts";
+import { decodeChunk, DEFLATE, listChunks, readChunkedLayout, SHUFFLE, unshuffle, type ByteSource, type ChunkedLayout } from "../../src/model/hdf5Chunks.ts";
 import { h5wasmReady, openNetcdf4 } from "../../src/model/netcdf4.ts";
 import { ChunkFile, type ElementType, type StepReader } from "../../src/model/netcdf4Steps.ts";
 import { UserError } from "../../src/errors.ts";
@@ -245,5 +245,41 @@ describe("HDF5 filters undone", () => {
     expect([...decodeChunk(shuffled, layout, 0b10, 8)], "deflate skipped").toEqual([...element]);
     expect([...decodeChunk(deflateSync(element), layout, 0b01, 8)], "shuffle skipped").toEqual([...element]);
     expect(() => decodeChunk(deflateSync(element), layout, 0b01, 12)).toThrow(/8 bytes, not 12/);
+  });
+});
+
+describe("forged HDF5 structures end in an error, not a loop or a huge allocation", () => {
+  const sizes = { offsetSize: 8, lengthSize: 8 };
+  const sourceOf = (bytes: Uint8Array): ByteSource => ({ read: (offset, length) => bytes.subarray(offset, Math.min(bytes.length, offset + length)) });
+
+  it("an object header that continues into itself", () => {
+    const bytes = new Uint8Array(40);
+    const view = new DataView(bytes.buffer);
+    bytes.set([1, 0, 1, 0, 1, 0, 0, 0, 24, 0, 0, 0], 0); // version 1, one message, 24 bytes of messages
+    view.setUint16(16, 0x0010, true); // a continuation message
+    view.setUint16(18, 16, true);
+    view.setBigUint64(24, 16n, true); // … back to the block it is in
+    view.setBigUint64(32, 24n, true);
+    expect(() => readChunkedLayout(sourceOf(bytes), sizes, 0)).toThrow(/continues at 16 twice \(a loop\)/);
+  });
+
+  it("a chunk index whose nodes share a leaf, naming over a million chunks", () => {
+    const keySize = 8 + 8 * 3;
+    const node = (level: number, entries: number, child: (entry: number) => number): Uint8Array => {
+      const bytes = new Uint8Array(24 + entries * (keySize + 8) + keySize);
+      const view = new DataView(bytes.buffer);
+      bytes.set([0x54, 0x52, 0x45, 0x45, 1, level], 0); // "TREE", raw data chunks
+      view.setUint16(6, entries, true);
+      for (let entry = 0; entry < entries; entry++) view.setBigUint64(24 + entry * (keySize + 8) + keySize, BigInt(child(entry)), true);
+      return bytes;
+    };
+    const leaf = node(0, 1000, (entry) => 1_000_000 + entry);
+    const root = node(1, 1100, () => 0); // every child: the leaf, placed at address 0
+    const file = new Uint8Array(leaf.length + root.length);
+    file.set(leaf, 0);
+    file.set(root, leaf.length);
+    const layout: ChunkedLayout = { chunkShape: [1, 2], elementSize: 4, btreeAddress: leaf.length, filters: [] };
+    expect(() => listChunks(sourceOf(file), sizes, layout)).toThrow(/more than 1000000 chunks/);
+    expect(listChunks(sourceOf(file), sizes, { ...layout, btreeAddress: 0 })).toHaveLength(1000);
   });
 });
