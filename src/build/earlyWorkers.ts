@@ -42,10 +42,15 @@ export function modelOutputSinceRelease(runsDir: string, distDir: string): boole
   return false;
 }
 
-/** Starts the step workers if modelOutputSinceRelease; never fails (the build reports what is wrong with its inputs). */
+/**
+ * Starts the step workers if modelOutputSinceRelease, and this thread's h5wasm, which opens the file before
+ * any worker can read it; never fails (the build reports what is wrong with its inputs).
+ */
 export async function startWorkersEarly(runsDir: string, distDir: string): Promise<void> {
   try {
-    if (modelOutputSinceRelease(runsDir, distDir)) (await import("./stepPool.ts")).warmStepPool();
+    if (!modelOutputSinceRelease(runsDir, distDir)) return;
+    (await import("./stepPool.ts")).warmStepPool();
+    await (await import("../model/netcdf4.ts")).h5wasmReady();
   } catch {
     // A hint only: the scan starts the workers when it finds model output to read.
   }
