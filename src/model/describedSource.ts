@@ -55,7 +55,19 @@ export function describe(source: NetcdfSource, wholes: ReadonlyMap<string, Numer
     const plan = source.stepPlan?.(name);
     if (plan) stepPlans.set(name, plan);
   }
-  return { format: source.format, dimensions: new Map(source.dimensions), variables: new Map(source.variables), globalAttributes: new Map(source.globalAttributes), wholes: new Map(wholes), stepPlans };
+  const shared = new Map([...wholes].map(([name, values]) => [name, inSharedMemory(values)]));
+  return { format: source.format, dimensions: new Map(source.dimensions), variables: new Map(source.variables), globalAttributes: new Map(source.globalAttributes), wholes: shared, stepPlans };
+}
+
+/**
+ * A copy in shared memory: a description goes with every task a worker is given, and a SNAP grid's 2-D
+ * coordinates are megabytes, which a message would otherwise copy each time.
+ */
+function inSharedMemory(values: NumericArray): NumericArray {
+  const Constructor = values.constructor as new (buffer: SharedArrayBuffer) => NumericArray;
+  const copy = new Constructor(new SharedArrayBuffer(values.byteLength));
+  copy.set(values as never);
+  return copy;
 }
 
 /** The source, remembering what is read whole from it (for describe). */

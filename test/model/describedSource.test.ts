@@ -47,6 +47,8 @@ describe.skipIf(!HAS_NETCDF_BIN)(`a model output file described on one thread, r
     const here = await openModelOutput(file, "run/file.nc");
     const description = structuredClone(here.description());
     expect([...description.stepPlans.keys()]).toEqual([FIELD]);
+    // Sent with every task: its arrays are shared between threads, not copied into each message.
+    for (const values of description.wholes.values()) expect(values.buffer).toBeInstanceOf(SharedArrayBuffer);
     const library = counted(file, "netcdf4");
     const source = describedSource(description, file, library.open);
     const reference = await openNetcdf4(file, "run/file.nc");
