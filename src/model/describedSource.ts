@@ -6,13 +6,22 @@
  * loads h5wasm only for files whose layout our own reader does not know.
  */
 import { ChunkFile, type StepPlan, type StepReader } from "./netcdf4Steps.ts";
-import type { NetcdfSource, NumericArray, SourceDescription } from "./source.ts";
+import { perVariable, type NetcdfSource, type NumericArray, type SourceDescription } from "./source.ts";
 
 export function describedSource(description: SourceDescription, filePath: string, openFile: () => Promise<NetcdfSource>): NetcdfSource {
   let opened: Promise<NetcdfSource> | undefined;
   const file = (): Promise<NetcdfSource> => (opened ??= openFile());
   let chunkFile: ChunkFile | undefined;
-  const readers = new Map<string, StepReader>();
+  const reader = perVariable((name): StepReader | undefined => {
+    const plan = description.stepPlans.get(name);
+    if (!plan) return undefined;
+    try {
+      chunkFile ??= new ChunkFile(filePath);
+      return chunkFile.stepsOf(plan);
+    } catch {
+      return undefined; // the file gone or unreadable: its own library says how
+    }
+  });
   const { format, dimensions, variables, globalAttributes } = description;
   return {
     format,
@@ -23,22 +32,7 @@ export function describedSource(description: SourceDescription, filePath: string
       return description.wholes.get(name) ?? (await file()).readWhole(name);
     },
     async readStep(name, index): Promise<NumericArray> {
-      const plan = description.stepPlans.get(name);
-      if (plan) {
-        try {
-          let reader = readers.get(name);
-          if (!reader) {
-            chunkFile ??= new ChunkFile(filePath);
-            reader = chunkFile.stepsOf(plan);
-            readers.set(name, reader);
-          }
-          const values = reader.read(index);
-          if (values) return values;
-        } catch {
-          // The file's own reader reads what this one could not, or names the damage.
-        }
-      }
-      return (await file()).readStep(name, index);
+      return reader(name)?.read(index) ?? (await file()).readStep(name, index);
     },
     stepPlan: (name) => description.stepPlans.get(name),
     close() {

@@ -15,7 +15,7 @@ import h5wasm from "h5wasm/node";
 import type { Dataset, Metadata } from "h5wasm/node";
 import { MODEL_LIMITS } from "./limits.ts";
 import { ChunkFile, type StepPlan, type StepReader } from "./netcdf4Steps.ts";
-import { damagedFile, errorDetail, recoverUtf8, type AttributeValue, type NcType, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
+import { damagedFile, errorDetail, perVariable, recoverUtf8, type AttributeValue, type NcType, type NetcdfSource, type NumericArray, type SourceVariable } from "./source.ts";
 
 type H5Module = Awaited<typeof h5wasm.ready>;
 
@@ -123,15 +123,8 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
     },
     async readStep(name, index) {
       const reader = stepReader(name);
-      if (typeof reader !== "string") {
-        try {
-          const values = reader.read(index);
-          if (values) return values;
-        } catch {
-          // h5wasm reads what this reader could not, or names the damage.
-        }
-      }
-      return toNumeric(read(dataset(name), [[index, index + 1]], name, where));
+      const values = typeof reader === "string" ? undefined : reader.read(index);
+      return values ?? toNumeric(read(dataset(name), [[index, index + 1]], name, where));
     },
     stepPlan(name) {
       const plan = stepPlan(name);
@@ -141,15 +134,6 @@ function describe(file: InstanceType<typeof h5wasm.File>, module: H5Module, chun
       chunkFile.close();
       file.close();
     },
-  };
-}
-
-/** `make`, made once per variable name. */
-function perVariable<T>(make: (name: string) => T): (name: string) => T {
-  const made = new Map<string, T>();
-  return (name) => {
-    if (!made.has(name)) made.set(name, make(name));
-    return made.get(name) as T;
   };
 }
 

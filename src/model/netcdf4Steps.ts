@@ -22,7 +22,10 @@ export interface ElementType {
 }
 
 export interface StepReader {
-  /** The step's values, or undefined when one of its chunks was never written. */
+  /**
+   * The step's values, or undefined when this reader cannot give them: one of its chunks was never written (its
+   * cells are the fill value) or does not decode. The file's own library then reads the step, or names the damage.
+   */
   read(index: number): NumericArray | undefined;
 }
 
@@ -126,6 +129,14 @@ class ChunkedSteps implements StepReader {
   }
 
   read(index: number): NumericArray | undefined {
+    try {
+      return this.#assemble(index);
+    } catch {
+      return undefined;
+    }
+  }
+
+  #assemble(index: number): NumericArray | undefined {
     const chunkShape = this.#layout.chunkShape;
     const elementSize = this.#layout.elementSize;
     const chunks = this.#byStart.get(index - (index % chunkShape[0]!)) ?? [];

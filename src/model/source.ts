@@ -99,6 +99,15 @@ export function recoverUtf8(text: string): string {
   }
 }
 
+/** `make`, made once per variable name. */
+export function perVariable<T>(make: (name: string) => T): (name: string) => T {
+  const made = new Map<string, T>();
+  return (name) => {
+    if (!made.has(name)) made.set(name, make(name));
+    return made.get(name) as T;
+  };
+}
+
 /** A damaged or unreadable file: the same `where` and fix for every format. */
 export function damagedFile(where: string, detail: string, cause?: unknown): UserError {
   return new UserError(`the file cannot be read as NetCDF: ${detail}`, {
