@@ -5,6 +5,7 @@
  * variable not read whole there) opens the file the usual way, once, on first need: a build worker then
  * loads h5wasm only for files whose layout our own reader does not know.
  */
+import { inSharedMemory } from "../flow/sharedMemory.ts";
 import { ChunkFile, type StepPlan, type StepReader } from "./netcdf4Steps.ts";
 import { perVariable, type NetcdfSource, type NumericArray, type SourceDescription } from "./source.ts";
 
@@ -49,20 +50,11 @@ export function describe(source: NetcdfSource, wholes: ReadonlyMap<string, Numer
     const plan = source.stepPlan?.(name);
     if (plan) stepPlans.set(name, plan);
   }
+  // Sent with every task: a SNAP grid's 2-D coordinates are megabytes a message would otherwise copy each time.
   const shared = new Map([...wholes].map(([name, values]) => [name, inSharedMemory(values)]));
   return { format: source.format, dimensions: new Map(source.dimensions), variables: new Map(source.variables), globalAttributes: new Map(source.globalAttributes), wholes: shared, stepPlans };
 }
 
-/**
- * A copy in shared memory: a description goes with every task a worker is given, and a SNAP grid's 2-D
- * coordinates are megabytes, which a message would otherwise copy each time.
- */
-function inSharedMemory(values: NumericArray): NumericArray {
-  const Constructor = values.constructor as new (buffer: SharedArrayBuffer) => NumericArray;
-  const copy = new Constructor(new SharedArrayBuffer(values.byteLength));
-  copy.set(values as never);
-  return copy;
-}
 
 /** The source, remembering what is read whole from it (for describe). */
 export function recordingWholes(source: NetcdfSource): { source: NetcdfSource; wholes: Map<string, NumericArray> } {

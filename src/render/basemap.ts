@@ -18,6 +18,7 @@ import { geoConicConformal, geoGraticule, geoPath, type GeoProjection } from "d3
 import { feature, mesh } from "topojson-client";
 import type { GeometryCollection, Topology } from "topojson-specification";
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
+import { inSharedMemory } from "../flow/sharedMemory.ts";
 import { font } from "./fonts.ts";
 import { packHex, quantise } from "./palette.ts";
 import { BASE_COLOURS } from "./style.ts";
@@ -467,9 +468,7 @@ export interface SharedBaseMap {
 /** The base map of a box at a panel size (getBaseMap), as data to offer other threads. */
 export function shareBaseMap(box: LatLonBoxModel, width: number, height: number): SharedBaseMap {
   const base = getBaseMap(box, width, height);
-  const drawn = base.canvas.getContext("2d").getImageData(0, 0, base.width, base.height).data;
-  const pixels = new Uint8ClampedArray(new SharedArrayBuffer(drawn.length));
-  pixels.set(drawn);
+  const pixels = inSharedMemory(base.canvas.getContext("2d").getImageData(0, 0, base.width, base.height).data);
   const { width: w, height: h, resolution, colours, labels, lonStep, latStep } = base;
   return { key: cacheKey(box, w, h, resolution), width: w, height: h, resolution, pixels, colours, labels, lonStep, latStep };
 }
