@@ -55,7 +55,6 @@ export function describe(source: NetcdfSource, wholes: ReadonlyMap<string, Numer
   return { format: source.format, dimensions: new Map(source.dimensions), variables: new Map(source.variables), globalAttributes: new Map(source.globalAttributes), wholes: shared, stepPlans };
 }
 
-
 /** The source, remembering what is read whole from it (for describe). */
 export function recordingWholes(source: NetcdfSource): { source: NetcdfSource; wholes: Map<string, NumericArray> } {
   const wholes = new Map<string, NumericArray>();

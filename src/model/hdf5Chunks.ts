@@ -19,11 +19,6 @@ export interface ByteSource {
   read(offset: number, length: number): Uint8Array;
 }
 
-export interface FileSizes {
-  offsetSize: number;
-  lengthSize: number;
-}
-
 export interface Filter {
   id: number;
   /** Optional filters may be skipped for a chunk (its filter mask says so). */
@@ -67,8 +62,11 @@ const MAX_CHUNKS = 1_000_000;
 /** Why a dataset is left to h5wasm: its layout or pipeline is not one this module reads. */
 export class NotDescribed extends Error {}
 
-/** The sizes of addresses and lengths, from a superblock at the start of the file with base address 0. */
-export function readFileSizes(source: ByteSource): FileSizes {
+/**
+ * Checks that the file is one this module reads: a superblock at its start, base address 0, and 8-byte
+ * addresses and lengths (what every 64-bit HDF5 library writes; the reads below take them as 8 bytes).
+ */
+export function checkSuperblock(source: ByteSource): void {
   const head = source.read(0, 40);
   if (head.length < 24 || SIGNATURE.some((byte, index) => head[index] !== byte)) throw new NotDescribed("no HDF5 superblock at offset 0");
   const version = head[8]!;
@@ -78,15 +76,14 @@ export function readFileSizes(source: ByteSource): FileSizes {
   const fields = new Reader(head, 0);
   fields.at = baseAt;
   if (fields.uint(8) !== 0) throw new NotDescribed("a base address other than 0 (a user block)");
-  return { offsetSize, lengthSize };
 }
 
 /** The chunked layout and filters of the dataset whose object header is at `headerAddress`. */
-export function readChunkedLayout(source: ByteSource, sizes: FileSizes, headerAddress: number): ChunkedLayout {
+export function readChunkedLayout(source: ByteSource, headerAddress: number): ChunkedLayout {
   let layout: Omit<ChunkedLayout, "filters"> | undefined;
   let filters: Filter[] = [];
-  for (const message of headerMessages(source, sizes, headerAddress)) {
-    if (message.type === MESSAGE_LAYOUT) layout = parseLayout(message.body, sizes);
+  for (const message of headerMessages(source, headerAddress)) {
+    if (message.type === MESSAGE_LAYOUT) layout = parseLayout(message.body);
     else if (message.type === MESSAGE_FILTERS) filters = parseFilters(message.body);
   }
   if (!layout) throw new NotDescribed("no data layout message");
@@ -97,7 +94,7 @@ export function readChunkedLayout(source: ByteSource, sizes: FileSizes, headerAd
 }
 
 /** Every stored chunk of the dataset, in the B-tree's order (by start, outermost dimension first). */
-export function listChunks(source: ByteSource, sizes: FileSizes, layout: ChunkedLayout): StoredChunk[] {
+export function listChunks(source: ByteSource, layout: ChunkedLayout): StoredChunk[] {
   const rank = layout.chunkShape.length;
   const chunks: StoredChunk[] = [];
   if (layout.btreeAddress === UNDEFINED_ADDRESS) return chunks; // nothing written yet
@@ -112,7 +109,7 @@ export function listChunks(source: ByteSource, sizes: FileSizes, layout: Chunked
     const entries = head.uint(2);
     if (type !== 1) throw new Error(`B-tree node at ${address} is of type ${type}, not raw data chunks`);
     if (expectedLevel !== undefined && level !== expectedLevel) throw new Error(`B-tree node at ${address} is at level ${level}, expected ${expectedLevel}`);
-    const body = new Reader(source.read(address + 24, entries * (keySize + sizes.offsetSize) + keySize), address + 24);
+    const body = new Reader(source.read(address + 24, entries * (keySize + 8) + keySize), address + 24);
     for (let entry = 0; entry < entries; entry++) {
       const size = body.uint(4);
       const filterMask = body.uint(4);
@@ -172,7 +169,7 @@ interface Message {
   body: Uint8Array;
 }
 
-function* headerMessages(source: ByteSource, sizes: FileSizes, address: number): Generator<Message> {
+function* headerMessages(source: ByteSource, address: number): Generator<Message> {
   const first = source.read(address, 16);
   const isVersion2 = first[0] === 0x4f && first[1] === 0x48 && first[2] === 0x44 && first[3] === 0x52; // "OHDR"
   const blocks: Array<[number, number]> = [];
@@ -226,14 +223,14 @@ function* headerMessages(source: ByteSource, sizes: FileSizes, address: number):
   }
 }
 
-function parseLayout(body: Uint8Array, sizes: FileSizes): Omit<ChunkedLayout, "filters"> {
+function parseLayout(body: Uint8Array): Omit<ChunkedLayout, "filters"> {
   const reader = new Reader(body, 0);
   const version = reader.uint(1);
   if (version !== 3) throw new NotDescribed(`a data layout message of version ${version}`);
   const layoutClass = reader.uint(1);
   if (layoutClass !== 2) throw new NotDescribed(layoutClass === 1 ? "contiguous storage" : "compact storage");
   const dimensionality = reader.uint(1);
-  const btreeAddress = reader.uint(sizes.offsetSize);
+  const btreeAddress = reader.uint(8);
   const dimensions: number[] = [];
   for (let index = 0; index < dimensionality; index++) dimensions.push(reader.uint(4));
   const elementSize = dimensions.pop()!;

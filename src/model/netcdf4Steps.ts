@@ -10,7 +10,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { endianness } from "node:os";
-import { decodeChunk, listChunks, NotDescribed, readChunkedLayout, readFileSizes, type ByteSource, type ChunkedLayout, type FileSizes, type StoredChunk } from "./hdf5Chunks.ts";
+import { checkSuperblock, decodeChunk, listChunks, NotDescribed, readChunkedLayout, type ByteSource, type ChunkedLayout, type StoredChunk } from "./hdf5Chunks.ts";
 import type { NumericArray } from "./source.ts";
 
 export interface ElementType {
@@ -46,7 +46,7 @@ export class ChunkFile {
   readonly #fd: number;
   readonly #source: ByteSource;
   readonly #fileSize: number;
-  #sizes: FileSizes | undefined;
+  #superblockChecked = false;
 
   constructor(filePath: string) {
     this.#fd = openSync(filePath, "r");
@@ -74,15 +74,16 @@ export class ChunkFile {
       const maker = arrayMaker(element);
       if (typeof maker === "string") return maker;
       if (shape.length === 0) return "a scalar";
-      this.#sizes ??= readFileSizes(this.#source);
-      const layout = readChunkedLayout(this.#source, this.#sizes, headerAddress);
+      if (!this.#superblockChecked) checkSuperblock(this.#source);
+      this.#superblockChecked = true;
+      const layout = readChunkedLayout(this.#source, headerAddress);
       if (layout.chunkShape.length !== shape.length) return `chunks of rank ${layout.chunkShape.length} for a variable of rank ${shape.length}`;
       if (layout.elementSize !== element.size) return `chunks of ${layout.elementSize}-byte elements for ${element.size}-byte values`;
       // A chunk is inflated whole: one far larger than the steps it holds (a forged header) is not allocated here.
       const chunkElements = layout.chunkShape.reduce((product, size) => product * size, 1);
       const stepElements = shape.slice(1).reduce((product, size) => product * size, 1);
       if (chunkElements > 4 * Math.max(1, Math.min(layout.chunkShape[0]!, shape[0]!)) * stepElements) return `chunks of ${chunkElements} elements for steps of ${stepElements}`;
-      const chunks = listChunks(this.#source, this.#sizes, layout);
+      const chunks = listChunks(this.#source, layout);
       for (const chunk of chunks) {
         if (chunk.address < 0 || chunk.address + chunk.size > this.#fileSize) return `a chunk at ${chunk.address} beyond the end of the file`;
       }
