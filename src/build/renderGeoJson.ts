@@ -19,7 +19,7 @@ export function renderAshGeoJson(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
   return ashAreaDrafts(run, (layer, input, time) => {
     const name = geoJsonResourceName(reftime, layer.slug, time);
-    return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: jsonBody(ashAreasGeoJson(input)), resourceName: name };
+    return { key: resourceKey(name), file: geoJsonFile(layer.slug, time), contentType: GEOJSON_CONTENT_TYPE, body: ashAreasGeoJson(input), resourceName: name };
   });
 }
 

@@ -8,7 +8,7 @@
  * antimeridian.ts), and the collection's bbox crossing 180° written west > east (§5.2).
  * Web map clients (Leaflet, OpenLayers, MapLibre) read it natively. Pure: identical bytes for identical input.
  *
- * @example ashAreasGeoJson({ name, band, thresholds: [0.2, 2, 4], units: "mg/m³", steps }).features[0].properties.class // "low"
+ * @example JSON.parse(ashAreasGeoJson({ name, band, thresholds: [0.2, 2, 4], units: "mg/m³", steps }).toString()).features[1].properties.class // "low"
  */
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
@@ -25,6 +25,7 @@ interface Feature {
   properties: Record<string, unknown>;
 }
 
+/** The document ashAreasGeoJson writes, in its key order. */
 export interface AshGeoJson {
   type: "FeatureCollection";
   name: string;
@@ -38,67 +39,77 @@ export interface AshGeoJson {
   features: Feature[];
 }
 
+/** A polygon as the document writes it, or undefined when its exterior collapses in rounding. */
+interface WrittenPolygon {
+  /** Its parts (one, or one per side of 180°) as RFC 7946 polygons, JSON text joined by commas. */
+  parts: string;
+  /** The unwrapped extent of its exterior, for the collection's bbox. */
+  extent: LatLonBoxModel | undefined;
+}
+
 /**
  * Exterior counter-clockwise, holes clockwise, rounded, repeated positions dropped and closed: the rings
- * the KML writes (ashKml.ts roundPolygon), read back from its text; undefined when the exterior collapses.
+ * the KML writes (ashKml.ts roundPolygon), read back from its text, cut at 180° and written as JSON once per
+ * polygon object: the whole-run GeoJSON repeats every step's polygons, and writing them was most of its cost.
  */
-function polygonCoordinates(polygon: Polygon): number[][][] | undefined {
-  if (coordinatesOf.has(polygon)) return coordinatesOf.get(polygon);
+function writtenPolygon(polygon: Polygon): WrittenPolygon | undefined {
+  if (written.has(polygon)) return written.get(polygon);
   const text = roundPolygon(polygon);
-  const coordinates = text && roundedRings(text);
-  coordinatesOf.set(polygon, coordinates);
-  return coordinates;
+  let result: WrittenPolygon | undefined;
+  if (text) {
+    const rings = roundedRings(text);
+    result = { parts: rfc7946Polygon(rings).map((part) => JSON.stringify(part)).join(","), extent: unwrappedExtent(rings[0]!) };
+  }
+  written.set(polygon, result);
+  return result;
 }
-/** Per polygon object, as the KML's text: the whole-run GeoJSON repeats every step's polygons. */
-const coordinatesOf = new WeakMap<Polygon, number[][][] | undefined>();
+const written = new WeakMap<Polygon, WrittenPolygon | undefined>();
 
-/** A box of the extents (unwrapped) of everything written, for the bbox. */
-function extentOf(positions: readonly number[][], extents: LatLonBoxModel[]): void {
-  const extent = unwrappedExtent(positions);
-  if (extent) extents.push(extent);
-}
-
-export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
+/**
+ * The document's bytes, exactly as `JSON.stringify` writes it (see AshGeoJson) with one trailing newline, put
+ * together from each polygon's text (writtenPolygon).
+ */
+export function ashAreasGeoJson(input: AshKmlInput): Buffer {
   const classes = ashClasses(input.thresholds);
-  const features: Feature[] = [];
+  const features: string[] = [];
   const extents: LatLonBoxModel[] = [];
   if (input.volcano) {
     const at = [input.volcano.lon, input.volcano.lat];
-    extentOf([at], extents);
-    features.push({ type: "Feature", geometry: { type: "Point", coordinates: rfc7946Position(at) }, properties: { kind: "volcano", name: input.volcano.name } });
+    const extent = unwrappedExtent([at]);
+    if (extent) extents.push(extent);
+    const volcano: Feature = { type: "Feature", geometry: { type: "Point", coordinates: rfc7946Position(at) }, properties: { kind: "volcano", name: input.volcano.name } };
+    features.push(JSON.stringify(volcano));
   }
   for (const step of input.steps) {
     // Cells without a value at this step: an unlocated Feature (RFC 7946 §3.2, geometry null) that says how many,
     // so that a step with no ash feature does not read as "no ash" where nothing is known.
     if (step.missingShare !== undefined) {
       const properties = { kind: "no-value", band: input.band.label, share: step.missingShare, text: noValueText(step.missingShare), time: step.time, end: step.end };
-      features.push({ type: "Feature", geometry: null, properties });
+      features.push(JSON.stringify({ type: "Feature", geometry: null, properties } satisfies Feature));
     }
     for (const area of step.bands) {
-      const polygons = area.polygons.map(polygonCoordinates).filter((p): p is number[][][] => p !== undefined);
+      const polygons = area.polygons.map(writtenPolygon).filter((p): p is WrittenPolygon => p !== undefined);
       if (polygons.length === 0) continue;
-      for (const polygon of polygons) extentOf(polygon[0]!, extents);
-      features.push({
-        type: "Feature",
-        // Positions past 180° (a model grid across the antimeridian) are cut there, each side within ±180.
-        geometry: { type: "MultiPolygon", coordinates: polygons.flatMap((polygon) => rfc7946Polygon(polygon)) },
-        properties: {
-          kind: "ash",
-          // What the field is, as the KML and the maps say it (e.g. "6-hour maximum concentration").
-          quantity: input.quantity,
-          band: input.band.label,
-          lower: area.lower,
-          upper: area.upper,
-          class: classOf(area.lower, classes)?.id ?? "none",
-          units: "mg/m3",
-          time: step.time,
-          end: step.end,
-        },
-      });
+      for (const polygon of polygons) if (polygon.extent) extents.push(polygon.extent);
+      const properties = {
+        kind: "ash",
+        // What the field is, as the KML and the maps say it (e.g. "6-hour maximum concentration").
+        quantity: input.quantity,
+        band: input.band.label,
+        lower: area.lower,
+        upper: area.upper,
+        class: classOf(area.lower, classes)?.id ?? "none",
+        units: "mg/m3",
+        time: step.time,
+        end: step.end,
+      };
+      // Positions past 180° (a model grid across the antimeridian) are cut there, each side within ±180.
+      const coordinates = polygons.map((polygon) => polygon.parts).filter((parts) => parts !== "").join(",");
+      features.push(`{"type":"Feature","geometry":{"type":"MultiPolygon","coordinates":[${coordinates}]},"properties":${JSON.stringify(properties)}}`);
     }
   }
   const bbox = rfc7946Bbox(extents);
-  return {
+  const head: Omit<AshGeoJson, "features"> = {
     type: "FeatureCollection",
     name: input.name,
     quantity: input.quantity,
@@ -106,6 +117,7 @@ export function ashAreasGeoJson(input: AshKmlInput): AshGeoJson {
     thresholds: [...input.thresholds],
     units: "mg/m3",
     ...(bbox ? { bbox } : {}),
-    features,
   };
+  // The features go last, as in AshGeoJson: the head's closing brace gives way to them.
+  return Buffer.from(`${JSON.stringify(head).slice(0, -1)},"features":[${features.join(",")}]}\n`, "utf8");
 }

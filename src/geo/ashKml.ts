@@ -128,15 +128,7 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
       line(5, data("units", units));
       line(4, "</ExtendedData>");
       line(4, "<MultiGeometry>");
-      for (const polygon of polygons) {
-        line(5, "<Polygon>");
-        line(6, "<tessellate>1</tessellate>");
-        line(6, `<outerBoundaryIs><LinearRing><coordinates>${polygon.outer.join(" ")}</coordinates></LinearRing></outerBoundaryIs>`);
-        for (const hole of polygon.holes) {
-          line(6, `<innerBoundaryIs><LinearRing><coordinates>${hole.join(" ")}</coordinates></LinearRing></innerBoundaryIs>`);
-        }
-        line(5, "</Polygon>");
-      }
+      for (const polygon of polygons) out.push(polygonLines(polygon));
       line(4, "</MultiGeometry>");
       line(3, "</Placemark>");
     }
@@ -146,6 +138,24 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
   line(0, "</kml>");
   return Buffer.from(`${out.join("\n")}\n`, "utf8");
 }
+
+/**
+ * A polygon's lines in a Placemark's MultiGeometry, written once per polygon: the whole-run KML repeats every
+ * step's polygons.
+ */
+function polygonLines(polygon: RoundedPolygon): string {
+  let text = polygonText.get(polygon);
+  if (text === undefined) {
+    const rings = [
+      `            <outerBoundaryIs><LinearRing><coordinates>${polygon.outer.join(" ")}</coordinates></LinearRing></outerBoundaryIs>`,
+      ...polygon.holes.map((hole) => `            <innerBoundaryIs><LinearRing><coordinates>${hole.join(" ")}</coordinates></LinearRing></innerBoundaryIs>`),
+    ];
+    text = ["          <Polygon>", "            <tessellate>1</tessellate>", ...rings, "          </Polygon>"].join("\n");
+    polygonText.set(polygon, text);
+  }
+  return text;
+}
+const polygonText = new WeakMap<RoundedPolygon, string>();
 
 /** A polygon's rings as the KML writes their positions (`lon,lat`, see formatPosition), each ring closed. */
 export interface RoundedPolygon {

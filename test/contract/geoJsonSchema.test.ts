@@ -13,7 +13,7 @@ import { Issues } from "../../src/build/issues.ts";
 import { kmlReader } from "../../src/build/readers/kml.ts";
 import type { KmlDocument } from "../../src/build/readers/types.ts";
 import { AshAreasGeoJson, ForecasterGeoJson } from "../../src/contract/geoJson.ts";
-import { ashAreasGeoJson } from "../../src/geo/ashGeoJson.ts";
+import { ashAreasGeoJson, type AshGeoJson } from "../../src/geo/ashGeoJson.ts";
 import { forecasterGeoJson } from "../../src/geo/forecasterGeoJson.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
 import { openApiDocument } from "../../src/server/openapi.ts";
@@ -44,8 +44,10 @@ const plume: ThresholdBand = { lower: 0.2, upper: 2, polygons: [{ outer: [[-20, 
 const core: ThresholdBand = { lower: 4, upper: null, polygons: [{ outer: [[-19.2, 60.8], [-19, 60.8], [-19, 61], [-19.2, 60.8]], holes: [] }] };
 const acrossDateLine: ThresholdBand = { lower: 2, upper: 4, polygons: [{ outer: [[179, 50], [181, 50], [181, 51], [179, 51], [179, 50]], holes: [] }] };
 
-const ashAreas = (bands: ThresholdBand[][], volcano?: { name: string; lat: number; lon: number }, missing: Array<number | undefined> = []) =>
-  ashAreasGeoJson({
+const parsedGeoJson = (input: Parameters<typeof ashAreasGeoJson>[0]): AshGeoJson => JSON.parse(ashAreasGeoJson(input).toString("utf8")) as AshGeoJson;
+
+const ashAreas = (bands: ThresholdBand[][], volcano?: { name: string; lat: number; lon: number }, missing: Array<number | undefined> = []): AshGeoJson =>
+  parsedGeoJson({
     name: "FL200/350 ash areas, run 2026-06-01T00:00:00Z",
     band: { id: "fl200-350", label: "FL200/350" },
     quantity: "6-hour maximum concentration",

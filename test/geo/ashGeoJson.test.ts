@@ -1,7 +1,16 @@
 /** GeoJSON ash areas: exact output for a small input, the KML's rounding and orientation, the class table's ids. */
 import { describe, expect, it } from "vitest";
-import { ashAreasGeoJson } from "../../src/geo/ashGeoJson.ts";
+import { ashAreasGeoJson, type AshGeoJson } from "../../src/geo/ashGeoJson.ts";
+import type { AshKmlInput } from "../../src/geo/ashKml.ts";
 import type { ThresholdBand } from "../../src/geo/types.ts";
+
+/** The document, parsed; its bytes must be JSON.stringify's of it, with one trailing newline (as every JSON body of the build). */
+function written(input: AshKmlInput): AshGeoJson {
+  const text = ashAreasGeoJson(input).toString("utf8");
+  const doc = JSON.parse(text) as AshGeoJson;
+  expect(text).toBe(`${JSON.stringify(doc)}\n`);
+  return doc;
+}
 
 // A clockwise square with a counter-clockwise hole: both must come out the other way round (RFC 7946 §3.1.6).
 const square: ThresholdBand = {
@@ -13,7 +22,7 @@ const high: ThresholdBand = { lower: 4, upper: null, polygons: [{ outer: [[0.123
 const tiny: ThresholdBand = { lower: 2, upper: 4, polygons: [{ outer: [[5, 5], [5.00001, 5], [5, 5.00001], [5, 5]], holes: [] }] };
 
 describe("ashAreasGeoJson", () => {
-  const doc = ashAreasGeoJson({
+  const doc = written({
     name: "FL200/350 ash areas",
     band: { id: "fl200-350", label: "FL200/350" },
     quantity: "6-hour maximum concentration",
@@ -47,7 +56,7 @@ describe("ashAreasGeoJson", () => {
 describe("ashAreasGeoJson across the antimeridian", () => {
   // As the build gives a grid across 180°: longitudes running on past it.
   const across: ThresholdBand = { lower: 0.2, upper: 2, polygons: [{ outer: [[179, 50], [181, 50], [181, 51], [179, 51], [179, 50]], holes: [] }] };
-  const doc = ashAreasGeoJson({
+  const doc = written({
     name: "SFC/FL200 ash areas",
     band: { id: "fl000-200", label: "SFC/FL200" },
     quantity: "6-hour maximum concentration",
