@@ -70,26 +70,14 @@ export function contourBands(
   const bands: ThresholdBand[] = thresholds.map((lower, i) => ({ lower, upper: thresholds[i + 1] ?? null, polygons: [] }));
   if (thresholds.length === 0) return bands;
 
-  const lowest = thresholds[0]!;
-  const box = options.cells && lowest > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, lowest) : boxAtOrAbove(values, nx, ny, lowest);
-  if (!box) return bands;
-
-  // The box with a margin of one cell on each side; margin cells outside the grid are −Infinity, which
-  // isorings reads as the outside of the grid (areas reach the outer edge of the grid's cells).
-  const x0 = box.x0 - 1;
-  const y0 = box.y0 - 1;
-  const w = box.x1 - box.x0 + 3;
-  const h = box.y1 - box.y0 + 3;
-  const sub = cutBox(values, nx, ny, x0, y0, w, h);
-
-  // isorings puts the centre of cell i at i: shift by the box offset.
-  const levels: Ring[][] = thresholds.map((t) => {
-    const rings: Ring[] = [];
-    for (const raw of isorings(sub, w, h, t)) {
-      const ring = dedupe(shifted(raw, x0, y0));
-      if (ring.length >= 4) rings.push(ring);
-    }
-    return rings;
+  // Each level is traced in the box of its own cells (a higher threshold's is inside a lower one's, often far
+  // smaller): the rings are the same, since every cell a ring passes has a corner at or above the threshold.
+  const boxOf = (t: number): CellBox | undefined => (options.cells && t > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, t) : boxAtOrAbove(values, nx, ny, t));
+  const lowestBox = boxOf(thresholds[0]!);
+  if (!lowestBox) return bands;
+  const levels: Ring[][] = thresholds.map((t, i) => {
+    const box = i === 0 ? lowestBox : boxOf(t);
+    return box ? levelRings(values, nx, ny, box, t) : [];
   });
 
   const simplified = tolerance > 0 ? simplifyLevels(levels, tolerance) : levels;
@@ -112,17 +100,30 @@ export function contourBands(
   return bands;
 }
 
+/** A box of cells, inclusive. */
+type CellBox = { x0: number; y0: number; x1: number; y1: number };
+
+/** The rings of {v ≥ t} whose cells lie in `box`, in the whole grid's positions. */
+function levelRings(values: ArrayLike<number>, nx: number, ny: number, box: CellBox, t: number): Ring[] {
+  // The box with a margin of one cell on each side; margin cells outside the grid are −Infinity, which
+  // isorings reads as the outside of the grid (areas reach the outer edge of the grid's cells).
+  const x0 = box.x0 - 1;
+  const y0 = box.y0 - 1;
+  const w = box.x1 - box.x0 + 3;
+  const h = box.y1 - box.y0 + 3;
+  const sub = cutBox(values, nx, ny, x0, y0, w, h);
+  const rings: Ring[] = [];
+  for (const raw of isorings(sub, w, h, t, { x: x0, y: y0 })) {
+    const ring = dedupe(raw);
+    if (ring.length >= 4) rings.push(ring);
+  }
+  return rings;
+}
+
 /*
  * The ring helpers below are named functions with loops rather than closures passed to map: a closure made
  * per call was compiled again by V8 on every few calls (bench:build:compiles).
  */
-
-/** A ring of isorings' box positions moved to the whole grid's. */
-function shifted(ring: readonly Position[], dx: number, dy: number): Position[] {
-  const out: Position[] = [];
-  for (const p of ring) out.push([p[0] + dx, p[1] + dy]);
-  return out;
-}
 
 /**
  * The longest edge of a published ring, in grid cells. Simplification leaves one edge for a straight run
@@ -187,12 +188,7 @@ function cutBox(values: ArrayLike<number>, nx: number, ny: number, x0: number, y
 }
 
 /** Inclusive bounding box (in cells) of the cells at or above t; undefined when none is (NaN never is). */
-export function boxAtOrAbove(
-  values: ArrayLike<number>,
-  nx: number,
-  ny: number,
-  t: number,
-): { x0: number; y0: number; x1: number; y1: number } | undefined {
+export function boxAtOrAbove(values: ArrayLike<number>, nx: number, ny: number, t: number): CellBox | undefined {
   let x0 = nx;
   let y0 = -1;
   let x1 = -1;
@@ -217,7 +213,7 @@ export function boxAtOrAbove(
 }
 
 /** boxAtOrAbove over the listed cells only (ContourBandsOptions.cells). */
-export function boxOfCellsAtOrAbove(values: ArrayLike<number>, nx: number, cells: ArrayLike<number>, t: number): { x0: number; y0: number; x1: number; y1: number } | undefined {
+export function boxOfCellsAtOrAbove(values: ArrayLike<number>, nx: number, cells: ArrayLike<number>, t: number): CellBox | undefined {
   let x0 = nx;
   let y0 = Infinity;
   let x1 = -1;

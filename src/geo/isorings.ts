@@ -16,14 +16,15 @@
 import type { Position, Ring } from "./types.ts";
 
 /**
- * Closed rings of {v ≥ t} on an nx × ny grid (values[y * nx + x]).
+ * Closed rings of {v ≥ t} on an nx × ny grid (values[y * nx + x]). `at`: where the grid's first cell is in a
+ * larger grid it was cut from (positions are that grid's, computed there: the same bits whatever was cut).
  *
  * @example isorings(Float64Array.of(0, 5, 0, 0), 2, 2, 1) // one ring around the centre (1, 0)
  */
-export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: number): Ring[] {
+export function isorings(values: ArrayLike<number>, nx: number, ny: number, t: number, at: { x: number; y: number } = { x: 0, y: 0 }): Ring[] {
   // Three small functions, each with its own loops, rather than one: V8 compiles a long loop on the stack
   // (OSR), and a large function compiled that way was compiled again and again (bench:build:compiles).
-  const level = classifyCells(values, nx, ny, t);
+  const level = classifyCells(values, nx, ny, t, at);
   const { next, vias } = boundarySegments(level);
   return followRings(level, next, vias);
 }
@@ -34,13 +35,16 @@ interface Level {
   nx: number;
   ny: number;
   t: number;
+  /** Where cell (0, 0) is in the grid positions are given in (isorings' `at`). */
+  atX: number;
+  atY: number;
   stride: number;
   above: Uint8Array;
   missing: Uint8Array;
   outside: Uint8Array;
 }
 
-function classifyCells(values: ArrayLike<number>, nx: number, ny: number, t: number): Level {
+function classifyCells(values: ArrayLike<number>, nx: number, ny: number, t: number, at: { x: number; y: number }): Level {
   const stride = nx + 2;
   const above = new Uint8Array(stride * (ny + 2));
   const missing = new Uint8Array(stride * (ny + 2)).fill(1);
@@ -59,7 +63,7 @@ function classifyCells(values: ArrayLike<number>, nx: number, ny: number, t: num
       c += 2;
     }
   }
-  return { values, nx, ny, t, stride, above, missing, outside };
+  return { values, nx, ny, t, atX: at.x, atY: at.y, stride, above, missing, outside };
 }
 
 function valueAt(level: Level, x: number, y: number): number {
@@ -79,7 +83,7 @@ function crossing(level: Level, edge: number): Position {
   if (Number.isNaN(a) || Number.isNaN(b)) s = level.above[c] ? 0 : 1;
   else if (a === -Infinity || b === -Infinity) s = 0.5;
   else s = (level.t - a) / (b - a);
-  return [x + s * (bx - x), y + s * (by - y)];
+  return [x + level.atX + s * (bx - x), y + level.atY + s * (by - y)];
 }
 
 // Out-of-grid corners of a cell (bits as `bits` below) → the side of the cell inside the grid, when two are.
@@ -91,7 +95,7 @@ const INNER_SIDE: Partial<Record<number, number>> = { 12: 0, 9: 1, 3: 2, 6: 3 };
  */
 function frameVia(level: Level, out: number, edges: readonly number[], from: number, to: number, x: number, y: number): Position | undefined {
   // One corner in the grid: the cell's middle is the grid's outer corner.
-  if (out === 14 || out === 13 || out === 11 || out === 7) return [x + 0.5, y + 0.5];
+  if (out === 14 || out === 13 || out === 11 || out === 7) return [x + level.atX + 0.5, y + level.atY + 0.5];
   // Two corners in the grid, along one side: that edge lies on the line of outermost centres, and the
   // footprint goes on square to it, to the cell's middle.
   const side = INNER_SIDE[out];
@@ -99,7 +103,7 @@ function frameVia(level: Level, out: number, edges: readonly number[], from: num
   const inner = edges[side]!;
   if (from !== inner && to !== inner) return undefined;
   const [cx, cy] = crossing(level, inner);
-  return side === 1 || side === 3 ? [x + 0.5, cy] : [cx, y + 0.5];
+  return side === 1 || side === 3 ? [x + level.atX + 0.5, cy] : [cx, y + level.atY + 0.5];
 }
 
 /** next[e]: the edge where the boundary segment starting on edge e ends, or −1; and the positions passed on the way. */

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { boxAtOrAbove, boxOfCellsAtOrAbove, contourBands } from "../../src/geo/contourBands.ts";
+import { isorings } from "../../src/geo/isorings.ts";
 import { findCrossingRings, isCounterClockwise, pointInRing, polygonArea, polygonAreaKm2, ringArea, segmentDistance2 } from "../../src/geo/rings.ts";
 import type { GridToLonLat, Polygon, Position, ThresholdBand } from "../../src/geo/types.ts";
 
@@ -135,6 +136,39 @@ describe("contourBands: exact small cases", () => {
     expect(() => contourBands(new Float32Array(4), 2, 2, [NaN], identity)).toThrow(/finite/);
     expect(() => contourBands(new Float32Array(4), 2, 2, [1], identity, { simplifyCells: 1 })).toThrow(/simplifyCells/);
     expect(() => contourBands(new Float32Array(0), 0, 0, [1], identity)).toThrow(/positive integers/);
+  });
+});
+
+describe("isorings in a box cut from the grid", () => {
+  /** The w × h cells from (x0, y0), −Infinity outside the grid (as contourBands cuts its boxes). */
+  const cut = (values: Float32Array, nx: number, ny: number, x0: number, y0: number, w: number, h: number): Float64Array =>
+    Float64Array.from({ length: w * h }, (_, k) => {
+      const x = x0 + (k % w);
+      const y = y0 + Math.floor(k / w);
+      return x >= 0 && x < nx && y >= 0 && y < ny ? values[y * nx + x]! : -Infinity;
+    });
+
+  it("gives the whole grid's rings bit for bit, in any box with a margin of one cell around the level's cells", () => {
+    // Interpolated crossings everywhere, a missing block, and ash at the grid's edge (the margin outside the grid).
+    const nx = 40;
+    const ny = 30;
+    const values = field(nx, ny, (x, y) => (x >= 20 && x < 23 && y >= 12 && y < 15 ? Number.NaN : gaussian(14.3, 13.7, 5)(x, y) + gaussian(37.2, 2.4, 3, 6)(x, y)));
+    for (const t of THRESHOLDS) {
+      const whole = isorings(values, nx, ny, t);
+      expect(whole.length).toBeGreaterThan(0);
+      const box = boxAtOrAbove(values, nx, ny, t)!;
+      for (const [grow, shiftX, shiftY] of [[1, 0, 0], [3, 2, -1], [6, -3, 4]] as const) {
+        const x0 = box.x0 - grow + shiftX;
+        const y0 = box.y0 - grow + shiftY;
+        const w = box.x1 + grow + shiftX - x0 + 1;
+        const h = box.y1 + grow + shiftY - y0 + 1;
+        if (x0 > box.x0 - 1 || y0 > box.y0 - 1 || x0 + w < box.x1 + 2 || y0 + h < box.y1 + 2) continue;
+        const inBox = isorings(cut(values, nx, ny, x0, y0, w, h), w, h, t, { x: x0, y: y0 });
+        // Rings that run past the grid's edge in the box go round the margin's −Infinity cells, on the outer edge of the grid's cells, as on the whole grid.
+        expect(inBox).toEqual(whole);
+        expect(inBox.flat().every((p, i) => Object.is(p[0], whole.flat()[i]![0]) && Object.is(p[1], whole.flat()[i]![1]))).toBe(true);
+      }
+    }
   });
 });
 
