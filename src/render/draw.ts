@@ -200,7 +200,18 @@ function inOneTurn(xy: Float64Array): Float64Array {
  * also the base map under the watermark's fill and each class over that: a run's shared palette is chosen
  * from a few of its images, which may have no ash where the watermark is.
  */
-export function exactColours(baseColours: Uint32Array, thresholds: readonly number[], type: RunType): number[] {
+export function exactColours(baseColours: Uint32Array, thresholds: readonly number[], type: RunType): readonly number[] {
+  // Every image of a base map asks (it draws blends on a canvas of its own): made once per base map, type and thresholds.
+  let known = exactColoursOf.get(baseColours);
+  if (known === undefined) exactColoursOf.set(baseColours, (known = new Map()));
+  const key = `${type}|${thresholds.join(",")}`;
+  let colours = known.get(key);
+  if (colours === undefined) known.set(key, (colours = Object.freeze(blendedColours(baseColours, thresholds, type))));
+  return colours;
+}
+const exactColoursOf = new WeakMap<Uint32Array, Map<string, readonly number[]>>();
+
+function blendedColours(baseColours: Uint32Array, thresholds: readonly number[], type: RunType): number[] {
   const classes = ashClasses(thresholds);
   const style = runTypeStyle(type);
   const watermarked = style.banner ? fillOver(baseColours, [watermarkFill(style)])[0]! : new Uint32Array(0);

@@ -30,7 +30,7 @@ export interface DrawnImage {
   ctx: SKRSContext2D;
   width: number;
   height: number;
-  keep: number[];
+  keep: readonly number[];
 }
 
 export const LEGEND_SIZE = 13;
