@@ -81,8 +81,8 @@ const TINY_KML = `<?xml version="1.0" encoding="UTF-8"?>
         <MultiGeometry>
           <Polygon>
             <tessellate>1</tessellate>
-            <outerBoundaryIs><LinearRing><coordinates>-20.0000,63.0000 -18.0000,63.0000 -18.0000,65.0000 -20.0000,65.0000 -20.0000,63.0000</coordinates></LinearRing></outerBoundaryIs>
-            <innerBoundaryIs><LinearRing><coordinates>-19.5000,63.5000 -19.5000,64.5000 -18.5000,64.5000 -18.5000,63.5000 -19.5000,63.5000</coordinates></LinearRing></innerBoundaryIs>
+            <outerBoundaryIs><LinearRing><coordinates>-20,63 -18,63 -18,65 -20,65 -20,63</coordinates></LinearRing></outerBoundaryIs>
+            <innerBoundaryIs><LinearRing><coordinates>-19.5,63.5 -19.5,64.5 -18.5,64.5 -18.5,63.5 -19.5,63.5</coordinates></LinearRing></innerBoundaryIs>
           </Polygon>
         </MultiGeometry>
       </Placemark>
@@ -100,7 +100,7 @@ const TINY_KML = `<?xml version="1.0" encoding="UTF-8"?>
         <MultiGeometry>
           <Polygon>
             <tessellate>1</tessellate>
-            <outerBoundaryIs><LinearRing><coordinates>-19.5000,63.5000 -18.5000,63.5000 -18.5000,64.5000 -19.5000,64.5000 -19.5000,63.5000</coordinates></LinearRing></outerBoundaryIs>
+            <outerBoundaryIs><LinearRing><coordinates>-19.5,63.5 -18.5,63.5 -18.5,64.5 -19.5,64.5 -19.5,63.5</coordinates></LinearRing></outerBoundaryIs>
           </Polygon>
         </MultiGeometry>
       </Placemark>
@@ -187,10 +187,13 @@ describe("ashAreasKml: bytes", () => {
     expect(escapeXml(`a&b<c>"d'`)).toBe("a&amp;b&lt;c&gt;&quot;d&apos;");
   });
 
-  it("formats coordinates with 4 decimals, never -0.0000, and drops rings rounding collapses", () => {
-    expect(formatPosition([-19.70004, 63.98])).toBe("-19.7000,63.9800");
-    expect(formatPosition([-0.00001, 0.00004])).toBe("0.0000,0.0000");
-    expect(formatPosition([179.99996, -89.99996])).toBe("180.0000,-90.0000");
+  it("rounds coordinates to 4 decimals written as JSON writes them (no trailing zeros), never -0, and drops rings rounding collapses", () => {
+    expect(formatPosition([-19.70004, 63.98])).toBe("-19.7,63.98");
+    expect(formatPosition([-0.00001, 0.00004])).toBe("0,0");
+    expect(formatPosition([-0.00005, 0.00005])).toBe("-0.0001,0.0001");
+    expect(formatPosition([179.99996, -89.99996])).toBe("180,-90");
+    expect(formatPosition([12.34567, -100.10009])).toBe("12.3457,-100.1001");
+    for (const x of [0.1, -0.25, 14.4, 51.6943, -179.99999, 1e-4, 123.0456]) expect(formatPosition([x, x])).toBe(`${JSON.stringify(Number(x.toFixed(4)))},${JSON.stringify(Number(x.toFixed(4)))}`);
     const tinyRing: ThresholdBand = { lower: 0.2, upper: 2, polygons: [{ outer: [[0, 0], [0.00001, 0], [0.00001, 0.00001], [0, 0]], holes: [] }] };
     const text = ashAreasKml({ ...TINY, steps: [{ time: "t0", end: "t1", bands: [tinyRing] }] }).toString("utf8");
     expect(text).not.toContain("<Placemark>");
@@ -267,7 +270,7 @@ describe("ashAreasKml: KML 2.2 structure", () => {
       expect(style.PolyStyle.color).toMatch(/^99[0-9a-f]{6}$/);
     }
     expect(doc.Placemark).toHaveLength(1);
-    expect(doc.Placemark[0]).toMatchObject({ name: "Hekla", styleUrl: "#volcano", Point: { coordinates: "-19.7000,63.9800" } });
+    expect(doc.Placemark[0]).toMatchObject({ name: "Hekla", styleUrl: "#volcano", Point: { coordinates: "-19.7,63.98" } });
     expect(doc.Placemark[0].TimeSpan).toBeUndefined();
   });
 
