@@ -197,6 +197,44 @@ function ringOf(given: readonly GeoPosition[]): { ring: Vertex[]; aroundPole: bo
 }
 
 /**
+ * Whether rfc7946Polygon gives `rings` back as they are: one part, the same positions in the same order (so a
+ * writer can use text it has for them). That is: each ring closed, no step of more than 180° in longitude,
+ * the exterior counter-clockwise and holes clockwise (or of no area), each hole within half a turn of the
+ * exterior's middle, and everything within ±180 of the first turn. Rings as flat `[lon, lat, lon, lat, …]`;
+ * the sums are rfc7946Polygon's own, term for term.
+ */
+export function keptByRfc7946(rings: readonly Float64Array[]): boolean {
+  if (rings.length === 0) return false;
+  let west = Infinity;
+  let east = -Infinity;
+  for (let r = 0; r < rings.length; r++) {
+    const ring = rings[r]!;
+    const n = ring.length;
+    if (n < 2 || ring[0] !== ring[n - 2] || ring[1] !== ring[n - 1]) return false;
+    let twice = 0;
+    for (let i = 2; i < n; i += 2) {
+      const step = ring[i]! - ring[i - 2]!;
+      if (step > 180 || step < -180) return false;
+      twice += ring[i - 2]! * ring[i + 1]! - ring[i]! * ring[i - 1]!;
+      if (r === 0) {
+        west = Math.min(west, ring[i - 2]!);
+        east = Math.max(east, ring[i - 2]!);
+      }
+    }
+    if (r === 0) {
+      west = Math.min(west, ring[n - 2]!);
+      east = Math.max(east, ring[n - 2]!);
+    }
+    const area = twice / 2;
+    // oriented(): a ring the wrong way round is reversed.
+    if (area !== 0 && area > 0 !== (r === 0)) return false;
+  }
+  const middle = (west + east) / 2;
+  for (let r = 1; r < rings.length; r++) if (Math.round((middle - rings[r]![0]!) / 360) !== 0) return false;
+  return firstStrip(west) === 0 && lastStrip(east) <= 0;
+}
+
+/**
  * A polygon as RFC 7946 wants it: rings closed, the exterior counter-clockwise and holes clockwise, and
  * cut at the antimeridian into one polygon per side when it crosses (a hole crossing it becomes part of
  * the outline of each side). `rings` is the exterior then the holes, closed or not, in either orientation.

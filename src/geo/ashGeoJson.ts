@@ -13,7 +13,7 @@
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { ashClasses, classOf } from "../contract/ashClasses.ts";
 import { noValueText } from "../contract/missingValues.ts";
-import { rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
+import { keptByRfc7946, rfc7946Bbox, rfc7946Polygon, rfc7946Position, unwrappedExtent } from "./antimeridian.ts";
 import { roundedRings, roundPolygon, type AshKmlInput } from "./ashKml.ts";
 import type { Polygon } from "./types.ts";
 
@@ -57,11 +57,43 @@ function writtenPolygon(polygon: Polygon): WrittenPolygon | undefined {
   const text = roundPolygon(polygon);
   let result: WrittenPolygon | undefined;
   if (text) {
-    const rings = roundedRings(text);
-    result = { parts: rfc7946Polygon(rings).map((part) => JSON.stringify(part)).join(","), extent: unwrappedExtent(rings[0]!) };
+    const ringTexts = [text.outer, ...text.holes];
+    const flat = ringTexts.map(flatPositions);
+    // Nearly always: RFC 7946 keeps the rings as they are, and the KML's text of a position is JSON's text of
+    // its numbers (formatPosition), so it is written as it is; otherwise as rfc7946Polygon cuts or turns it.
+    result = keptByRfc7946(flat)
+      ? { parts: `[${ringTexts.map((ring) => `[[${ring.join("],[")}]]`).join(",")}]`, extent: flatExtent(flat[0]!) }
+      : { parts: rfc7946Polygon(roundedRings(text)).map((part) => JSON.stringify(part)).join(","), extent: unwrappedExtent(roundedRings(text)[0]!) };
   }
   written.set(polygon, result);
   return result;
+}
+
+/** A ring's `lon,lat` texts as numbers, `[lon, lat, lon, lat, …]`. */
+function flatPositions(ring: readonly string[]): Float64Array {
+  const flat = new Float64Array(ring.length * 2);
+  for (let i = 0; i < ring.length; i++) {
+    const position = ring[i]!;
+    const comma = position.indexOf(",");
+    flat[2 * i] = Number(position.slice(0, comma));
+    flat[2 * i + 1] = Number(position.slice(comma + 1));
+  }
+  return flat;
+}
+
+/** unwrappedExtent of a ring that needs no unwrapping (keptByRfc7946). */
+function flatExtent(ring: Float64Array): LatLonBoxModel {
+  let west = Infinity;
+  let east = -Infinity;
+  let south = Infinity;
+  let north = -Infinity;
+  for (let i = 0; i < ring.length; i += 2) {
+    west = Math.min(west, ring[i]!);
+    east = Math.max(east, ring[i]!);
+    south = Math.min(south, ring[i + 1]!);
+    north = Math.max(north, ring[i + 1]!);
+  }
+  return { west, east, south, north };
 }
 const written = new WeakMap<Polygon, WrittenPolygon | undefined>();
 

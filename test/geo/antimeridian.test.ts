@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { rfc7946Bbox, rfc7946LineString, rfc7946Polygon, rfc7946Position, unwrappedExtent, type GeoPosition } from "../../src/geo/antimeridian.ts";
+import { keptByRfc7946, rfc7946Bbox, rfc7946LineString, rfc7946Polygon, rfc7946Position, unwrappedExtent, type GeoPosition } from "../../src/geo/antimeridian.ts";
 import { ringArea } from "../../src/geo/rings.ts";
 import type { Position } from "../../src/geo/types.ts";
 import { HAS_GDAL } from "./gdalContainment.ts";
@@ -206,5 +206,63 @@ describe.skipIf(!HAS_GDAL)("the cut judged by GDAL", () => {
     // The same shape unwrapped (longitudes past 180) gives the same parts.
     const unwrapped = rings.map((ring) => ring.map(([lon, lat]) => [lon! < 0 ? lon! + 360 : lon!, lat!]));
     expect(rfc7946Polygon(unwrapped).map((part) => part.map((ring) => ring.map(([lon, lat]) => [Number(lon!.toFixed(9)), lat])))).toEqual(ours.coordinates);
+  });
+});
+
+describe("keptByRfc7946", () => {
+  const flat = (rings: GeoPosition[][]): Float64Array[] => rings.map((ring) => Float64Array.from(ring.flat()));
+  /** A star-shaped ring around (lon, lat), closed, turned either way; positions rounded to 4 decimals as the writers give them. */
+  const star = (lon: number, lat: number, radii: number[], clockwise: boolean, wrapped = false): GeoPosition[] => {
+    const ring = radii.map((r, i) => {
+      const angle = ((clockwise ? -i : i) / radii.length) * 2 * Math.PI;
+      const x = lon + r * Math.cos(angle);
+      return [Number((wrapped ? ((((x + 180) % 360) + 360) % 360) - 180 : x).toFixed(4)), Number((lat + r * Math.sin(angle)).toFixed(4))];
+    });
+    return [...ring, ring[0]!];
+  };
+
+  it("says rings are kept only when rfc7946Polygon gives them back as they are, and says so of plain polygons", () => {
+    let kept = 0;
+    fc.assert(
+      fc.property(
+        fc.double({ min: -200, max: 200, noNaN: true }),
+        fc.double({ min: -80, max: 80, noNaN: true }),
+        fc.array(fc.double({ min: 0.5, max: 40, noNaN: true }), { minLength: 3, maxLength: 12 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.option(fc.tuple(fc.double({ min: -400, max: 400, noNaN: true }), fc.boolean()), { nil: undefined }),
+        (lon, lat, radii, clockwise, wrapped, hole) => {
+          // Wrapped into ±180, a ring across 180° jumps from 179 to -179, as a grid's longitudes may.
+          const rings = [star(lon, lat, radii, clockwise, wrapped)];
+          if (hole) rings.push(star(hole[0], lat, [0.1, 0.1, 0.1, 0.1], hole[1]));
+          if (keptByRfc7946(flat(rings))) {
+            kept++;
+            expect(rfc7946Polygon(rings)).toEqual([rings]);
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    expect(kept).toBeGreaterThan(200);
+    // A counter-clockwise polygon with a clockwise hole, within ±180: kept.
+    expect(keptByRfc7946(flat([star(-19.7, 63.98, [2, 3, 2, 3], false), star(-19.7, 63.98, [0.5, 0.5, 0.5], true)]))).toBe(true);
+  });
+
+  it("says no to what rfc7946Polygon changes: turned the wrong way, across 180°, a hole a turn away, an open ring", () => {
+    const plain = star(10, 50, [2, 3, 2, 3], false);
+    expect(keptByRfc7946(flat([plain]))).toBe(true);
+    expect(keptByRfc7946(flat([star(10, 50, [2, 3, 2, 3], true)]))).toBe(false);
+    expect(keptByRfc7946(flat([star(179, 50, [2, 3, 2, 3], false)]))).toBe(false);
+    expect(keptByRfc7946(flat([star(182, 50, [1, 1, 1], false)]))).toBe(false);
+    expect(keptByRfc7946(flat([star(179.5, 50, [2, 3, 2, 3], false, true)]))).toBe(false);
+    // Counter-clockwise on the plane as written, but its edge from 179 to -179 is 2° east across 180, not 358° west.
+    const across: GeoPosition[] = [[179, 50], [179, 51], [-179, 51], [-179, 50], [179, 50]];
+    expect(ringArea(across as Position[])).toBeGreaterThan(0);
+    expect(rfc7946Polygon([across])).not.toEqual([[across]]);
+    expect(keptByRfc7946(flat([across]))).toBe(false);
+    expect(keptByRfc7946(flat([plain, star(10, 50, [0.5, 0.5, 0.5], false)]))).toBe(false);
+    expect(keptByRfc7946(flat([plain, star(370, 50, [0.5, 0.5, 0.5], true)]))).toBe(false);
+    expect(keptByRfc7946(flat([plain.slice(0, -1)]))).toBe(false);
+    expect(keptByRfc7946([])).toBe(false);
   });
 });
