@@ -30,7 +30,7 @@
  *
  *   npm run bench:build -- [--repeats 3] [--gdal-repeats 5] [--skip-gdal-all] [--skip-sequential] [--skip-contended] [--skip-arenas] [--no-write] [--regenerate] [--keep]
  */
-import { brotliQuality } from "../../src/build/artefacts.ts";
+import { brotliQuality, GZIP_OPTIONS } from "../../src/build/artefacts.ts";
 import { writeDocsSection } from "../docsSection.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -564,12 +564,13 @@ const timeSync = (f: () => unknown): number => {
 };
 const brotli = (body: Buffer, quality: number) =>
   brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-const compress = { gzip9: 0, brotliAsBuilt: 0, gzip6: 0, brotli5: 0, bytesGzip9: 0, bytesBrotliAsBuilt: 0, bytesGzip6: 0, bytesBrotli5: 0, best: 0, identity: sum(texts.map((d) => d.body.length)) };
+const compress = { gzip9: 0, brotliAsBuilt: 0, gzipAsBuilt: 0, gzip6: 0, brotli5: 0, bytesGzip9: 0, bytesBrotliAsBuilt: 0, bytesGzipAsBuilt: 0, bytesGzip6: 0, bytesBrotli5: 0, best: 0, identity: sum(texts.map((d) => d.body.length)) };
 for (const d of texts) {
   const quality = brotliQuality(d);
   if (quality === 11) compress.best++;
   compress.gzip9 += timeSync(() => (compress.bytesGzip9 += gzipSync(d.body, { level: 9 }).length));
   compress.brotliAsBuilt += timeSync(() => (compress.bytesBrotliAsBuilt += brotli(d.body, quality).length));
+  compress.gzipAsBuilt += timeSync(() => (compress.bytesGzipAsBuilt += gzipSync(d.body, GZIP_OPTIONS).length));
   compress.gzip6 += timeSync(() => (compress.bytesGzip6 += gzipSync(d.body, { level: 6 }).length));
   compress.brotli5 += timeSync(() => (compress.bytesBrotli5 += brotli(d.body, 5).length));
 }
@@ -825,8 +826,9 @@ detail.push(`| … for comparison: the same rows deflated whole at level 6 (befo
 detail.push(`| PNG encoders, ${sample.length} of the band images: Skia's (\`canvas.encode("png")\`) | ${s2(sum(alt.skiaMs))} | ${f1(median(alt.skiaMs))} median | ${f1(median(alt.skiaBytes) / 1024)} KB median |`);
 detail.push(`| … \`getImageData\` + RGBA PNG, filter none, zlib level 3 (src/render/png.ts before issue 18) | ${s2(sum(alt.zlibMs))} | ${f1(median(alt.zlibMs))} median | ${f1(median(alt.zlibBytes) / 1024)} KB median |`);
 detail.push(`| … the whole image (draw + a palette of its own + encode) at 600 px wide instead of ${800} | ${s2(sum(alt.w600Ms))} | ${f1(median(alt.w600Ms))} median (800 px: ${f1(fullMsW800)}) | ${f1(median(alt.w600Bytes) / 1024)} KB median |`);
-detail.push(`| gzip as built (level 6) of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
+detail.push(`| gzip as built (level ${GZIP_OPTIONS.level}, memLevel ${GZIP_OPTIONS.memLevel}) of ${texts.length} text bodies (${mb(compress.identity)} MB) | ${s2(compress.gzipAsBuilt)} | ${f1(compress.gzipAsBuilt / texts.length)} | → ${mb(compress.bytesGzipAsBuilt)} MB |`);
 detail.push(`| brotli as built (quality 11 for JSON below 4 KiB: ${compress.best} bodies; 5 for the rest) | ${s2(compress.brotliAsBuilt)} | ${f1(compress.brotliAsBuilt / texts.length)} | → ${mb(compress.bytesBrotliAsBuilt)} MB |`);
+detail.push(`| for comparison: gzip level 6 (as built before PIPELINE_VERSION 16) | ${s2(compress.gzip6)} | ${f1(compress.gzip6 / texts.length)} | → ${mb(compress.bytesGzip6)} MB |`);
 detail.push(`| for comparison: gzip level 9 (as built before PIPELINE_VERSION 11) | ${s2(compress.gzip9)} | ${f1(compress.gzip9 / texts.length)} | → ${mb(compress.bytesGzip9)} MB |`);
 detail.push(`| for comparison: brotli quality 5 | ${s2(compress.brotli5)} | ${f1(compress.brotli5 / texts.length)} | → ${mb(compress.bytesBrotli5)} MB |`);
 const detailTable = detail.join("\n");
@@ -958,7 +960,7 @@ if (!flags["no-write"]) {
     `  running maximum ${s1(readTotals.max)} s, \`contourBands\` ${s1(readTotals.contour + maxContourMs)} s; band images as built ${s1(sum(builtMs))} s (${f1(median(builtMs))} ms an image; drawn, read,`,
     `  indexed and deflated whole: ${s1(sum(drawMs) + sum(quantiseMs) + sum(encodeMs))} s); writing ${s1(stageOf("write").wallMs)} s (CPU ${s1(stageOf("write").cpuMs)} s). Start-up: ${s1(startup)} s.`,
     `- What would give the target more margin, largest gain first (estimates from the rows above):`,
-    `  1. The text variants: gzip level 6 and brotli quality 5 of the run's KML and GeoJSON (gzip + brotli in the table above, on libuv's pool while`,
+    `  1. The text variants: gzip level ${GZIP_OPTIONS.level} and brotli quality 5 of the run's KML and GeoJSON (gzip + brotli in the table above, on libuv's pool while`,
     `     the maps are drawn); lower levels are a trade of bytes every client downloads for build time (the issue 18 section has the figures).`,
     `  2. The write stage above (${s1(stageOf("write").wallMs)} s here, run after the maps) is mostly compression, hashing and file writes, which the`,
     `     build itself does as each renderer hands its drafts over, beside the maps (src/build/artefacts.ts, ArtefactWriter).`,

@@ -16,7 +16,7 @@ export interface PipelineSettings {
 }
 
 /** Bump when a change to the pipeline changes artefact bytes: every run is then rebuilt. */
-export const PIPELINE_VERSION = "15";
+export const PIPELINE_VERSION = "16";
 
 export const thresholdsOf = (settings: PipelineSettings): readonly number[] => settings.thresholds ?? DEFAULT_THRESHOLDS_MG_M3;
 
