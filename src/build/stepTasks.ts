@@ -1,10 +1,13 @@
 /**
  * The per-step work of a build that worker threads do (src/build/stepPool.ts): reading and contouring a
- * few time steps of a model output file, compressing a band's point-grid blocks, drawing and encoding one map. Each task is a function of its
+ * few time steps of a model output file, contouring a band's maximum, compressing a band's point-grid blocks,
+ * drawing and encoding one map. Each task is a function of its
  * input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the same bytes either way.
  */
 import type { Transferable } from "node:worker_threads";
 import type { TaskResult } from "../flow/workerPool.ts";
+import { contourBands } from "../geo/contourBands.ts";
+import type { ThresholdBand } from "../geo/types.ts";
 import { openModelOutput } from "../model/openModelOutput.ts";
 import type { SourceDescription } from "../model/source.ts";
 import type { ModelOutput } from "../model/types.ts";
@@ -25,6 +28,13 @@ export interface ReadStepsInput {
   thresholds: readonly number[];
   /** Also code each field for the point-query grid. */
   codes: boolean;
+}
+
+/** A band's maximum over all its steps (per cell), to contour for the run's map. */
+export interface ContourMaximumInput {
+  open: ReadStepsInput["open"];
+  maximum: Float32Array;
+  thresholds: readonly number[];
 }
 
 let opened: { opening: string; output: ModelOutput } | undefined;
@@ -51,6 +61,10 @@ export const STEP_TASKS = {
     const transfer: Transferable[] = [chunk.maximum.buffer as ArrayBuffer];
     for (const step of chunk.steps) if (step.codes) transfer.push(step.codes.cells.buffer as ArrayBuffer, step.codes.values.buffer as ArrayBuffer);
     return { output: chunk, transfer };
+  },
+  async contourMaximum(input: ContourMaximumInput): Promise<TaskResult<ThresholdBand[]>> {
+    const { grid } = await modelOutputFor(input.open);
+    return { output: contourBands(input.maximum, grid.nx, grid.ny, input.thresholds, grid.toLonLat) };
   },
   encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
     return { output: encodeBlocks(input) };

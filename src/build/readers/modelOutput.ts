@@ -111,6 +111,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
   const bands: ModelBandAnalysis[] = [];
   let ashExtent: LatLonBoxModel | undefined;
   let current: { maximum: Float32Array; steps: ModelBandAnalysis["steps"] } | undefined;
+  const maxima: Array<Promise<void>> = [];
   // Bands are finished in order, the ones without any step included.
   const finishBandsBefore = (band: number): void => {
     while (bands.length < band) {
@@ -121,8 +122,20 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
         runStepTask("encodeBlocks", band, `${file.displayPath} (point grid of ${variable.name})`, async () => encodeBlocks(band), [band.codes.buffer as ArrayBuffer]).then((blocks) => blocks.map(bufferOf)),
       );
       const { worstShare } = gaps[bands.length]!;
-      const maximumAreas = contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat);
-      bands.push({ band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: maximumAreas, ...(worstShare > 0 ? { worstMissingShare: worstShare } : {}) });
+      const analysis: ModelBandAnalysis = { band: variable.band, variable: variable.name, meaning: variable.meaning, steps, maximum: [], ...(worstShare > 0 ? { worstMissingShare: worstShare } : {}) };
+      bands.push(analysis);
+      // The maximum is contoured in a worker too: this thread never runs (and V8 never compiles here) the contouring.
+      const contoured = runStepTask(
+        "contourMaximum",
+        { open, maximum, thresholds },
+        `${file.displayPath} (${variable.name}, the maximum over all time steps)`,
+        async () => contourBands(maximum, grid.nx, grid.ny, thresholds, grid.toLonLat),
+        [maximum.buffer as ArrayBuffer],
+      ).then((areas) => {
+        analysis.maximum = areas;
+      });
+      contoured.catch(() => {}); // awaited below
+      maxima.push(contoured);
       current = undefined;
     }
   };
@@ -147,6 +160,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
     },
   );
   finishBandsBefore(output.variables.length);
+  await Promise.all(maxima);
   reportMissingValues(output.variables.map((v) => v.name), gaps, times.length, file.displayPath, issues);
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
   const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(file.name)?.[1]?.concat("Z");
