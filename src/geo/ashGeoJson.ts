@@ -69,16 +69,39 @@ function writtenPolygon(polygon: Polygon): WrittenPolygon | undefined {
   return result;
 }
 
-/** A ring's `lon,lat` texts as numbers, `[lon, lat, lon, lat, …]`. */
+/** A ring's `lon,lat` texts (formatPosition's) as numbers, `[lon, lat, lon, lat, …]`. */
 function flatPositions(ring: readonly string[]): Float64Array {
   const flat = new Float64Array(ring.length * 2);
   for (let i = 0; i < ring.length; i++) {
     const position = ring[i]!;
     const comma = position.indexOf(",");
-    flat[2 * i] = Number(position.slice(0, comma));
-    flat[2 * i + 1] = Number(position.slice(comma + 1));
+    flat[2 * i] = decimal(position, 0, comma);
+    flat[2 * i + 1] = decimal(position, comma + 1, position.length);
   }
   return flat;
+}
+
+const POWERS_OF_TEN = [1, 10, 100, 1000, 10000];
+
+/**
+ * The number `text.slice(from, to)` writes (`-12.3456`: at most KML_DECIMALS decimals), without making the
+ * string: its digits as a whole number divided by a power of ten, one correctly rounded division of two exact
+ * doubles, which is the double nearest the decimal, as Number() gives.
+ */
+function decimal(text: string, from: number, to: number): number {
+  const negative = text.charCodeAt(from) === 45; // "-"
+  let digits = 0;
+  let decimals = -1;
+  for (let i = negative ? from + 1 : from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) decimals = 0; // "."
+    else {
+      digits = digits * 10 + (c - 48);
+      if (decimals >= 0) decimals++;
+    }
+  }
+  const value = decimals > 0 ? digits / POWERS_OF_TEN[decimals]! : digits;
+  return negative ? -value : value;
 }
 
 /** unwrappedExtent of a ring that needs no unwrapping (keptByRfc7946). */

@@ -21,6 +21,15 @@ const square: ThresholdBand = {
 const high: ThresholdBand = { lower: 4, upper: null, polygons: [{ outer: [[0.123456, 0.5], [0.200001, 0.5], [0.2, 0.6], [0.123456, 0.5]], holes: [] }] };
 const tiny: ThresholdBand = { lower: 2, upper: 4, polygons: [{ outer: [[5, 5], [5.00001, 5], [5, 5.00001], [5, 5]], holes: [] }] };
 
+const INPUT: AshKmlInput = {
+  name: "FL200/350 ash areas",
+  band: { id: "fl200-350", label: "FL200/350" },
+  quantity: "6-hour maximum concentration",
+  thresholds: [0.2, 2, 4],
+  units: "mg/m³",
+  steps: [],
+};
+
 describe("ashAreasGeoJson", () => {
   const doc = written({
     name: "FL200/350 ash areas",
@@ -50,6 +59,13 @@ describe("ashAreasGeoJson", () => {
     expect(doc.features[2]!.geometry!.coordinates).toEqual([[[[0.1235, 0.5], [0.2, 0.5], [0.2, 0.6], [0.1235, 0.5]]]]);
     expect(doc.features[2]!.properties).toMatchObject({ lower: 4, upper: null, class: "high", quantity: "6-hour maximum concentration" });
     expect(doc.quantity).toBe("6-hour maximum concentration");
+  });
+
+  it("gives the collection the bbox of the written positions and the volcano, exactly", () => {
+    // The volcano at (-19.7, 63.98) and the areas between (0, 0) and (1, 1): the positions as written, 0.1235 among them.
+    expect(doc.bbox).toEqual([-19.7, 0, 1, 63.98]);
+    const small = written({ ...INPUT, volcano: undefined, steps: [{ time: "2026-06-01T00:00:00Z", end: "2026-06-01T01:00:00Z", bands: [high] }] });
+    expect(small.bbox).toEqual([0.1235, 0.5, 0.2, 0.6]);
   });
 });
 
