@@ -388,7 +388,7 @@ const mapDrafts = await stage(
 const drafts: ArtefactDraft[] = [...jsonDrafts, ...kmlDrafts, ...mapDrafts];
 const staging = mkdtempSync(path.join(CACHE, "stage-"));
 await stage(
-  "write: sha256, gzip-6 + brotli of text, files",
+  `write: sha256, gzip-${GZIP_OPTIONS.level} + brotli of text, files`,
   () => writeArtefacts(staging, "runs/bench", drafts),
   () => `${drafts.length} artefacts → ${walk(staging).length} files, ${mb(sum(walk(staging).map((f) => f.size)))} MB`,
 );
