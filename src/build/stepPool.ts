@@ -31,9 +31,11 @@ export function stepWorkers(env: NodeJS.ProcessEnv = process.env): number {
     if (!/^\d{1,3}$/.test(setting)) throw new UserError(`ASHCAST_WORKERS is "${setting}", not a number of worker threads`, { where: "ASHCAST_WORKERS", fix: "set it to 0 (no worker threads) or a whole number such as 2, or unset it for one per core" });
     return Number(setting);
   }
-  const cores = availableParallelism();
+  cores ??= availableParallelism();
   return cores < 2 ? 0 : Math.min(cores, MOST_WORKERS_BY_DEFAULT);
 }
+/** The cores this process may use, asked once: every task asks how many workers there are (a system call each time, ~20 ms a full-size build). */
+let cores: number | undefined;
 
 let pool: WorkerPool | undefined;
 
