@@ -72,11 +72,12 @@ export function contourBands(
 
   // Each level is traced in the box of its own cells (a higher threshold's is inside a lower one's, often far
   // smaller): the rings are the same, since every cell a ring passes has a corner at or above the threshold.
-  const boxOf = (t: number): CellBox | undefined => (options.cells && t > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, t) : boxAtOrAbove(values, nx, ny, t));
+  // A higher threshold's cells are among the lowest one's: without the listed cells, only its box is searched.
+  const boxOf = (t: number, within?: CellBox): CellBox | undefined => (options.cells && t > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, t) : boxAtOrAbove(values, nx, ny, t, within));
   const lowestBox = boxOf(thresholds[0]!);
   if (!lowestBox) return bands;
   const levels: Ring[][] = thresholds.map((t, i) => {
-    const box = i === 0 ? lowestBox : boxOf(t);
+    const box = i === 0 ? lowestBox : boxOf(t, lowestBox);
     return box ? levelRings(values, nx, ny, box, t) : [];
   });
 
@@ -187,17 +188,17 @@ function cutBox(values: ArrayLike<number>, nx: number, ny: number, x0: number, y
   return sub;
 }
 
-/** Inclusive bounding box (in cells) of the cells at or above t; undefined when none is (NaN never is). */
-export function boxAtOrAbove(values: ArrayLike<number>, nx: number, ny: number, t: number): CellBox | undefined {
+/** Inclusive bounding box (in cells) of the cells at or above t (in `within` only); undefined when none is (NaN never is). */
+export function boxAtOrAbove(values: ArrayLike<number>, nx: number, ny: number, t: number, within: CellBox = { x0: 0, y0: 0, x1: nx - 1, y1: ny - 1 }): CellBox | undefined {
   let x0 = nx;
   let y0 = -1;
   let x1 = -1;
   let y1 = -1;
-  for (let y = 0; y < ny; y++) {
+  for (let y = within.y0; y <= within.y1; y++) {
     const row = y * nx;
     let first = -1;
     let last = -1;
-    for (let x = 0; x < nx; x++) {
+    for (let x = within.x0; x <= within.x1; x++) {
       if (values[row + x]! >= t) {
         if (first < 0) first = x;
         last = x;
