@@ -61,9 +61,11 @@ function writtenPolygon(polygon: Polygon): WrittenPolygon | undefined {
     const flat = ringTexts.map(flatPositions);
     // Nearly always: RFC 7946 keeps the rings as they are, and the KML's text of a position is JSON's text of
     // its numbers (formatPosition), so it is written as it is; otherwise as rfc7946Polygon cuts or turns it.
-    result = keptByRfc7946(flat)
-      ? { parts: `[${ringTexts.map((ring) => `[[${ring.join("],[")}]]`).join(",")}]`, extent: flatExtent(flat[0]!) }
-      : { parts: rfc7946Polygon(roundedRings(text)).map((part) => JSON.stringify(part)).join(","), extent: unwrappedExtent(roundedRings(text)[0]!) };
+    if (keptByRfc7946(flat)) result = { parts: `[${ringTexts.map((ring) => `[[${ring.join("],[")}]]`).join(",")}]`, extent: flatExtent(flat[0]!) };
+    else {
+      const rings = roundedRings(text);
+      result = { parts: rfc7946Polygon(rings).map((part) => JSON.stringify(part)).join(","), extent: unwrappedExtent(rings[0]!) };
+    }
   }
   written.set(polygon, result);
   return result;
