@@ -81,10 +81,11 @@ function warnOfUnpublishedBands(output: ModelOutput, where: string, issues: Issu
 /**
  * Steps read per task. The fields are read, checked and contoured a few steps at a time by the build's
  * worker threads (src/build/stepPool.ts), all cores at once; here the chunks are merged in step order,
- * so the result is the same bytes as one thread reading every step in turn. 6 steps: the 216 fields of
- * a full-size run are 36 tasks, enough to keep two workers busy to the end.
+ * so the result is the same bytes as one thread reading every step in turn. 12 steps: the 216 fields of
+ * a full-size run are 18 tasks, still enough to keep two workers busy to the end; against 6 steps, half the
+ * chunk maxima to merge here and ~30 MB less peak RSS (12 alternating builds: 9 faster, the median within noise).
  */
-const CHUNK_STEPS = 6;
+const CHUNK_STEPS = 12;
 
 /** A new one per file read: a worker reopens the file for each, never reads one it opened for an earlier build. */
 let opening = 0;
