@@ -1,7 +1,7 @@
 /**
  * The per-step work of a build that worker threads do (src/build/stepPool.ts): reading and contouring a
  * few time steps of a model output file, contouring a band's maximum, compressing a band's point-grid blocks,
- * drawing and encoding one map. Each task is a function of its
+ * drawing and encoding one map, the viewer's coastlines. Each task is a function of its
  * input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the same bytes either way.
  */
 import type { Transferable } from "node:worker_threads";
@@ -15,6 +15,7 @@ import { bandImagePalette, renderBandImage, type BandImageInput } from "../rende
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
 import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
+import { coastlinesBody } from "./viewerCoastlines.ts";
 
 export interface ReadStepsInput {
   /**
@@ -65,6 +66,10 @@ export const STEP_TASKS = {
   async contourMaximum(input: ContourMaximumInput): Promise<TaskResult<ThresholdBand[]>> {
     const { grid } = await modelOutputFor(input.open);
     return { output: contourBands(input.maximum, grid.nx, grid.ny, input.thresholds, grid.toLonLat) };
+  },
+  viewerCoastlines(land: Uint8Array): TaskResult<Uint8Array> {
+    const body = coastlinesBody(land);
+    return { output: body, transfer: body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? [body.buffer as ArrayBuffer] : [] };
   },
   encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {
     return { output: encodeBlocks(input) };

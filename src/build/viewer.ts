@@ -10,18 +10,15 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { geoEquirectangular, geoStream } from "d3-geo";
-import { feature } from "topojson-client";
-import type { GeometryCollection, Topology } from "topojson-specification";
 import { RUN_ARTEFACTS_FILE, RUN_ARTEFACTS_FORMAT, RunArtefacts, type Artefact } from "../contract/releaseIndex.ts";
 import { UserError } from "../errors.ts";
 import { CONTENT_TYPES, jsonBody, writeArtefacts, type ArtefactDraft } from "./artefacts.ts";
 import { VIEWER_DIR, writeStaged } from "./releaseStore.ts";
+import { bufferOf, runStepTask } from "./stepPool.ts";
+import { coastlinesBody } from "./viewerCoastlines.ts";
 
 /** Bumped when this module changes what it makes from the same inputs. */
 const VIEWER_FORMAT = 1;
-/** Coastline coordinates are rounded to 0.01° (about 1 km): finer than the 1:50M data, and 20% fewer bytes. */
-const COAST_DECIMALS = 2;
 
 const TEMPLATE_DIR = fileURLToPath(new URL("../../templates/viewer/", import.meta.url));
 const require = createRequire(import.meta.url);
@@ -83,7 +80,9 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
   );
   if (existing) return { dir, artefacts: existing.artefacts, files: existing.resources };
 
-  const drafts = viewerDrafts(inputs);
+  // The coastlines (~0.1 s of projecting Natural Earth) in a build worker: at a build's start they wait for their first task.
+  const coast = bufferOf(await runStepTask("viewerCoastlines", inputs.land, "the viewer's coastlines", async () => coastlinesBody(inputs.land)));
+  const drafts = viewerDrafts(inputs, coast);
   const files = Object.fromEntries(drafts.map((draft) => [draft.file, draft.key]));
   const artefacts = await writeStaged(distDir, VIEWER_DIR, async (staged) => {
     const written = await writeArtefacts(staged.dir, dir, drafts);
@@ -97,10 +96,9 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
 }
 
 /** The four files: the page, one script (Leaflet, then our KML reader and viewer), one style sheet, the coastlines. */
-function viewerDrafts(inputs: Inputs): ArtefactDraft[] {
+function viewerDrafts(inputs: Inputs, coast: Buffer): ArtefactDraft[] {
   const js = Buffer.from(`${inputs.leafletJs}\n;\n${inputs.kml}\n${inputs.queries}\n${inputs.js}`);
   const css = Buffer.from(`${inputs.leafletCss}\n${inputs.css}`);
-  const coast = jsonBody(coastlines(inputs.land));
   const named = (stem: string, ext: string, body: Buffer) => `${stem}.${createHash("sha256").update(body).digest("hex").slice(0, 10)}.${ext}`;
   const files = { js: named("viewer", "js", js), css: named("viewer", "css", css), coast: named("coastlines", "json", coast) };
   const html = Buffer.from(inputs.html.replaceAll("{{script}}", files.js).replaceAll("{{styles}}", files.css).replaceAll("{{coastlines}}", files.coast));
@@ -113,41 +111,3 @@ function viewerDrafts(inputs: Inputs): ArtefactDraft[] {
   ];
 }
 
-/**
- * Natural Earth 1:50M land as one GeoJSON MultiPolygon of single rings, cut at the antimeridian by
- * d3-geo's clipping (the merged land rings cross it, and a flat map would draw those crossings as lines
- * around the world; Antarctica is closed along the map's edge). Each ring is its own polygon: the viewer
- * fills them in one path with the even-odd rule, so lakes stay holes whatever ring they belong to.
- * Coordinates are rounded and repeated points dropped.
- */
-function coastlines(topojson: Buffer): GeoJSON.FeatureCollection {
-  const topology = JSON.parse(topojson.toString("utf8")) as Topology;
-  const land = feature(topology, topology.objects.land as GeometryCollection);
-  const scale = 10 ** COAST_DECIMALS;
-  const rings: GeoJSON.Position[][] = [];
-  let ring: GeoJSON.Position[] = [];
-  // x = longitude and y = -latitude in degrees; precision 0: no resampling, only the antimeridian cut.
-  const projection = geoEquirectangular().scale(180 / Math.PI).translate([0, 0]).precision(0);
-  const sink = projection.stream({
-    point(x, y) {
-      const point = [Math.round(x * scale) / scale, Math.round(-y * scale) / scale];
-      const last = ring.at(-1);
-      if (!last || last[0] !== point[0] || last[1] !== point[1]) ring.push(point);
-    },
-    lineStart() {
-      ring = [];
-    },
-    lineEnd() {
-      // Rings that rounding shrank below a triangle are dropped (tiny islands and lakes).
-      if (ring.length >= 3) rings.push([...ring, ring[0]!]);
-    },
-    polygonStart() {},
-    polygonEnd() {},
-    sphere() {},
-  });
-  geoStream(land, sink);
-  return {
-    type: "FeatureCollection",
-    features: [{ type: "Feature", properties: { source: "Natural Earth 1:50M land (public domain), via world-atlas" }, geometry: { type: "MultiPolygon", coordinates: rings.map((r) => [r]) } }],
-  };
-}
