@@ -146,11 +146,13 @@ export function ashAreasKml(input: AshKmlInput): Buffer {
 function polygonLines(polygon: RoundedPolygon): string {
   let text = polygonText.get(polygon);
   if (text === undefined) {
+    // At the depths ashAreasKml's `line` gives a Placemark's MultiGeometry: 5 for the Polygon, 6 inside it.
+    const [polygonIndent, ringIndent] = ["  ".repeat(5), "  ".repeat(6)];
     const rings = [
-      `            <outerBoundaryIs><LinearRing><coordinates>${polygon.outer.join(" ")}</coordinates></LinearRing></outerBoundaryIs>`,
-      ...polygon.holes.map((hole) => `            <innerBoundaryIs><LinearRing><coordinates>${hole.join(" ")}</coordinates></LinearRing></innerBoundaryIs>`),
+      `${ringIndent}<outerBoundaryIs><LinearRing><coordinates>${polygon.outer.join(" ")}</coordinates></LinearRing></outerBoundaryIs>`,
+      ...polygon.holes.map((hole) => `${ringIndent}<innerBoundaryIs><LinearRing><coordinates>${hole.join(" ")}</coordinates></LinearRing></innerBoundaryIs>`),
     ];
-    text = ["          <Polygon>", "            <tessellate>1</tessellate>", ...rings, "          </Polygon>"].join("\n");
+    text = [`${polygonIndent}<Polygon>`, `${ringIndent}<tessellate>1</tessellate>`, ...rings, `${polygonIndent}</Polygon>`].join("\n");
     polygonText.set(polygon, text);
   }
   return text;

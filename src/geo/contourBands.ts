@@ -70,9 +70,9 @@ export function contourBands(
   const bands: ThresholdBand[] = thresholds.map((lower, i) => ({ lower, upper: thresholds[i + 1] ?? null, polygons: [] }));
   if (thresholds.length === 0) return bands;
 
-  // Each level is traced in the box of its own cells (a higher threshold's is inside a lower one's, often far
-  // smaller): the rings are the same, since every cell a ring passes has a corner at or above the threshold.
-  // A higher threshold's cells are among the lowest one's: without the listed cells, only its box is searched.
+  // Each level is traced in the box of its own cells, found among the listed cells or else inside the lowest
+  // level's box (a higher threshold's cells are among its cells, often far fewer): the rings are the same, since
+  // every cell a ring passes has a corner at or above the threshold.
   const boxOf = (t: number, within?: CellBox): CellBox | undefined => (options.cells && t > 0 ? boxOfCellsAtOrAbove(values, nx, options.cells, t) : boxAtOrAbove(values, nx, ny, t, within));
   const lowestBox = boxOf(thresholds[0]!);
   if (!lowestBox) return bands;
