@@ -1,8 +1,9 @@
 /**
- * The per-step work of a build that worker threads do (src/build/stepPool.ts): reading and contouring a
- * few time steps of a model output file, contouring a band's maximum, compressing a band's point-grid blocks,
- * drawing and encoding one map, the viewer's coastlines. Each task is a function of its
- * input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the same bytes either way.
+ * The per-step work of a build that worker threads do (src/build/stepPool.ts): opening a model output file
+ * for its description, reading and contouring a few of its time steps, contouring a band's maximum,
+ * compressing a band's point-grid blocks, drawing and encoding one map, the viewer's coastlines. Each task is
+ * a function of its input alone, the same code a build runs on its own thread with ASHCAST_WORKERS=0: the
+ * same bytes either way.
  */
 import type { Transferable } from "node:worker_threads";
 import type { TaskResult } from "../flow/workerPool.ts";
@@ -15,6 +16,7 @@ import { bandImagePalette, renderBandImage, type BandImageInput } from "../rende
 import { renderRunMap, type RunMapInput } from "../render/runMap.ts";
 import { encodeBlocks, type BandCodes } from "./pointGrids.ts";
 import { analyseSteps, type StepChunk } from "./readers/modelOutput.ts";
+import { fileIdentity, type WorkerDescription } from "./modelOutputDescriptions.ts";
 import { coastlinesBody } from "./viewerCoastlines.ts";
 
 export interface ReadStepsInput {
@@ -56,6 +58,18 @@ function png(bytes: Buffer): TaskResult<Uint8Array> {
 }
 
 export const STEP_TASKS = {
+  /** Opens a file as the build's thread would (h5wasm loads here, not there) and describes it; undefined when it changed meanwhile. */
+  async describeModelOutput(input: { path: string; where: string }): Promise<TaskResult<WorkerDescription | undefined>> {
+    const identity = fileIdentity(input.path);
+    const output = await openModelOutput(input.path, input.where);
+    let description: SourceDescription;
+    try {
+      description = output.description();
+    } finally {
+      output.close();
+    }
+    return { output: identity !== undefined && identity === fileIdentity(input.path) ? { description, identity } : undefined };
+  },
   async readSteps(input: ReadStepsInput): Promise<TaskResult<StepChunk>> {
     const output = await modelOutputFor(input.open);
     const chunk = await analyseSteps(output, input.variable, input.from, input.to, input.thresholds, input.codes);

@@ -1,7 +1,7 @@
 /**
- * The hint that starts a one-off build's step workers early (src/build/earlyWorkers.ts): model output that
- * arrived after the served release, by its write or by its move into the folder; never for forecaster KML,
- * for model output older than the release, or for a runs directory that is not there.
+ * The hint that starts a one-off build's step workers early (src/build/earlyWorkers.ts): the model output files
+ * that arrived after the served release, by their write or by their move into the folder; never forecaster KML,
+ * model output older than the release, or anything of a runs directory that is not there.
  */
 import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -34,20 +34,21 @@ async function releasedAt(seconds: number): Promise<void> {
 const NOW = Math.floor(Date.now() / 1000);
 
 describe("modelOutputSinceRelease", () => {
-  it("is true for model output when nothing is served yet, false for KML alone", async () => {
-    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(false);
+  it("names model output when nothing is served yet, and not KML", async () => {
+    expect(modelOutputSinceRelease(runsDir, distDir)).toEqual([]);
     await writeFile(path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), "CDF");
-    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+    // Named as the scan names it (src/build/scanRuns.ts), for the reader to find the description asked for.
+    expect(modelOutputSinceRelease(runsDir, distDir)).toEqual([{ path: path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), displayPath: "2026-06-01-hekla/eemep_hour_20260601T000000.nc" }]);
   });
 
   it("compares with the time the served release was switched to", async () => {
     const file = path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc");
     await writeFile(file, "CDF");
     await releasedAt(NOW + 3600);
-    expect(modelOutputSinceRelease(runsDir, distDir), "written before the release").toBe(false);
+    expect(modelOutputSinceRelease(runsDir, distDir), "written before the release").toEqual([]);
     await rm(path.join(distDir, "current"));
     await releasedAt(NOW - 3600);
-    expect(modelOutputSinceRelease(runsDir, distDir), "written after it").toBe(true);
+    expect(modelOutputSinceRelease(runsDir, distDir).map((file) => file.path), "written after it").toEqual([file]);
   });
 
   it("sees a file moved in with an old modification time (its change time is the move's)", async () => {
@@ -56,10 +57,10 @@ describe("modelOutputSinceRelease", () => {
     await writeFile(outside, "CDF");
     await utimes(outside, NOW - 86_400, NOW - 86_400);
     await rename(outside, path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"));
-    expect(modelOutputSinceRelease(runsDir, distDir)).toBe(true);
+    expect(modelOutputSinceRelease(runsDir, distDir)).toHaveLength(1);
   });
 
   it("is false, not an error, for a runs directory that is not there", async () => {
-    expect(modelOutputSinceRelease(path.join(root, "missing"), distDir)).toBe(false);
+    expect(modelOutputSinceRelease(path.join(root, "missing"), distDir)).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ import type { Issues } from "../issues.ts";
 import { eachInOrder } from "../../flow/inOrder.ts";
 import { encodeBlocks, PointGridRecorder, stepCodes, type StepCodes } from "../pointGrids.ts";
 import { bufferOf, runStepTask, stepTaskWindow, warmStepPool } from "../stepPool.ts";
+import { describedByWorker } from "../modelOutputDescriptions.ts";
 import type { InputReader, InputReading, ModelBandAnalysis, ReaderContext, RunInputFile } from "./types.ts";
 
 export const modelOutputReader: InputReader = {
@@ -31,7 +32,8 @@ export const modelOutputReader: InputReader = {
     // Started already when the scan found the file new or changed; not when an unchanged file is rebuilt (a new pipeline).
     warmStepPool();
     try {
-      const opened = await openModelOutput(file.absolutePath, file.displayPath);
+      const described = await describedByWorker(file.absolutePath, file.displayPath);
+      const opened = await openModelOutput(file.absolutePath, file.displayPath, described ? { described } : {});
       output = opened;
       const { noGeometry } = opened.grid;
       if (noGeometry) issues.warning(file.displayPath, noGeometry.message, noGeometry.fix);
