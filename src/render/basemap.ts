@@ -12,14 +12,12 @@
  * cache, and copied into every image.
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { createCanvas, Path2D, type Canvas, type SKRSContext2D } from "@napi-rs/canvas";
 import { geoConicConformal, geoGraticule, geoPath, type GeoProjection } from "d3-geo";
-import { feature, mesh } from "topojson-client";
-import type { GeometryCollection, Topology } from "topojson-specification";
 import type { LatLonBoxModel } from "../contract/ashModel.ts";
 import { inSharedMemory } from "../flow/sharedMemory.ts";
 import { font } from "./fonts.ts";
+import { decodeNaturalEarth, type NaturalEarth, type Piece } from "./naturalEarthData.ts";
 import { packHex, quantise } from "./palette.ts";
 import { BASE_COLOURS } from "./style.ts";
 
@@ -117,59 +115,14 @@ export function resolutionFor(box: LatLonBoxModel): Resolution {
   return widthDeg > 75 || span.north - span.south > 55 ? "110m" : "50m";
 }
 
-/** A piece of Natural Earth with its lon/lat bounding box, for cheap culling before projection. */
-interface Piece<G> {
-  geometry: G;
-  west: number;
-  east: number;
-  south: number;
-  north: number;
-}
-
-interface NaturalEarth {
-  /** Land, one piece per polygon. */
-  land: Array<Piece<GeoJSON.Polygon>>;
-  /** Country borders (shared edges between countries only, so coasts are not drawn twice), one piece per line. */
-  borders: Array<Piece<GeoJSON.LineString>>;
-}
-
-function readTopology(file: string): Topology {
-  const require = createRequire(import.meta.url);
-  return JSON.parse(readFileSync(require.resolve(`world-atlas/${file}`), "utf8")) as Topology;
-}
-
-function piece<G extends GeoJSON.Polygon | GeoJSON.LineString>(geometry: G, points: ReadonlyArray<GeoJSON.Position>): Piece<G> {
-  let west = Infinity;
-  let east = -Infinity;
-  let south = Infinity;
-  let north = -Infinity;
-  for (const [lon, lat] of points) {
-    if (lon! < west) west = lon!;
-    if (lon! > east) east = lon!;
-    if (lat! < south) south = lat!;
-    if (lat! > north) north = lat!;
-  }
-  return { geometry, west, east, south, north };
-}
-
 /**
- * Natural Earth land polygons and country borders at a resolution, parsed anew for each base map drawn
- * (tens of ms; a run draws one or two). Not kept: its millions of small arrays made every full garbage
- * collection of a thread that draws hundreds of maps mark them again, a fifth of the CPU of a band image.
+ * Natural Earth land polygons and country borders at a resolution (src/render/naturalEarthData.ts), read anew
+ * for each base map drawn (under a millisecond; a piece's GeoJSON is made only when the map shows it). Not
+ * kept: its small arrays made every full garbage collection of a thread that draws hundreds of maps mark
+ * them again, a fifth of the CPU of a band image.
  */
 export function naturalEarth(resolution: Resolution): NaturalEarth {
-  const landTopo = readTopology(`land-${resolution}.json`);
-  const countries = readTopology(`countries-${resolution}.json`);
-  const landCollection = feature(landTopo, landTopo.objects.land as GeometryCollection);
-  const land: Array<Piece<GeoJSON.Polygon>> = [];
-  for (const f of landCollection.features) {
-    const g = f.geometry;
-    const polygons = g.type === "Polygon" ? [g.coordinates] : g.type === "MultiPolygon" ? g.coordinates : [];
-    for (const coordinates of polygons) land.push(piece({ type: "Polygon", coordinates }, coordinates[0] ?? []));
-  }
-  const mesh_ = mesh(countries, countries.objects.countries as GeometryCollection, (a, b) => a !== b);
-  const borders = mesh_.coordinates.map((coordinates) => piece({ type: "LineString", coordinates }, coordinates));
-  return { land, borders };
+  return decodeNaturalEarth(readFileSync(new URL(`./natural-earth-${resolution}.bin`, import.meta.url)));
 }
 
 /** What a panel shows, in lon/lat: latitudes, and longitudes relative to the box's centre (may pass ±180). */
@@ -357,7 +310,7 @@ function drawBase(box: LatLonBoxModel, width: number, height: number, resolution
     closePath: () => land.closePath(),
     arc: (x, y, r, a0, a1, ccw) => land.arc(x, y, r, a0, a1, ccw),
   });
-  for (const p of data.land) if (intersects(p, region)) landPath(p.geometry);
+  for (const p of data.land) if (intersects(p, region)) landPath(p.geometry());
   ctx.fillStyle = BASE_COLOURS.land;
   ctx.fill(land);
 
@@ -379,7 +332,7 @@ function drawBase(box: LatLonBoxModel, width: number, height: number, resolution
   ctx.stroke();
 
   ctx.beginPath();
-  for (const b of data.borders) if (intersects(b, region)) path(b.geometry);
+  for (const b of data.borders) if (intersects(b, region)) path(b.geometry());
   ctx.strokeStyle = BASE_COLOURS.border;
   ctx.lineWidth = 0.7;
   ctx.stroke();
