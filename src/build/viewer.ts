@@ -1,7 +1,7 @@
 /**
  * The map viewer's static files (issue 7), made from `templates/viewer/` and npm packages, never from
  * runs: Leaflet's prebuilt script and style sheet joined with ours, and offline coastlines (Natural Earth
- * land, from world-atlas). They are written once per content of their inputs into `dist/viewer/<hash>/`
+ * land, from world-atlas, as the base maps keep it: src/render/naturalEarthData.ts). They are written once per content of their inputs into `dist/viewer/<hash>/`
  * (immutable, like a run directory) and every release that has the same inputs reuses that directory.
  * Assets carry their content hash in their names, so a cached page never mixes two versions.
  */
@@ -55,7 +55,7 @@ async function readInputs(): Promise<Inputs> {
       template("viewer.css"),
       readFile(require.resolve("leaflet/dist/leaflet.js"), "utf8"),
       readFile(require.resolve("leaflet/dist/leaflet.css"), "utf8"),
-      readFile(require.resolve("world-atlas/land-50m.json")),
+      readFile(new URL("../render/natural-earth-50m.bin", import.meta.url)),
     ]);
     return { html, kml, queries, js, css, leafletJs, leafletCss, land };
   } catch (error) {

@@ -3,16 +3,15 @@
  * module so that a build worker can make them (src/build/stepTasks.ts) while it waits for its first task.
  */
 import { geoEquirectangular, geoStream } from "d3-geo";
-import { feature } from "topojson-client";
-import type { GeometryCollection, Topology } from "topojson-specification";
+import { decodeNaturalEarth } from "../render/naturalEarthData.ts";
 import { jsonBody } from "./artefacts.ts";
 
 /** Coastline coordinates are rounded to 0.01° (about 1 km): finer than the 1:50M data, and 20% fewer bytes. */
 const COAST_DECIMALS = 2;
 
-/** The coastlines file's bytes, from world-atlas's land TopoJSON. */
-export function coastlinesBody(topojson: Uint8Array): Buffer {
-  return jsonBody(coastlines(topojson));
+/** The coastlines file's bytes, from the base maps' Natural Earth 1:50M (src/render/natural-earth-50m.bin). */
+export function coastlinesBody(naturalEarth50m: Uint8Array): Buffer {
+  return jsonBody(coastlines(naturalEarth50m));
 }
 
 /**
@@ -22,9 +21,8 @@ export function coastlinesBody(topojson: Uint8Array): Buffer {
  * fills them in one path with the even-odd rule, so lakes stay holes whatever ring they belong to.
  * Coordinates are rounded and repeated points dropped.
  */
-function coastlines(topojson: Uint8Array): GeoJSON.FeatureCollection {
-  const topology = JSON.parse(Buffer.from(topojson.buffer, topojson.byteOffset, topojson.byteLength).toString("utf8")) as Topology;
-  const land = feature(topology, topology.objects.land as GeometryCollection);
+function coastlines(naturalEarth50m: Uint8Array): GeoJSON.FeatureCollection {
+  const { land } = decodeNaturalEarth(naturalEarth50m);
   const scale = 10 ** COAST_DECIMALS;
   const rings: GeoJSON.Position[][] = [];
   let ring: GeoJSON.Position[] = [];
@@ -47,7 +45,8 @@ function coastlines(topojson: Uint8Array): GeoJSON.FeatureCollection {
     polygonEnd() {},
     sphere() {},
   });
-  geoStream(land, sink);
+  // Polygon by polygon, in world-atlas's order: the calls streaming its land MultiPolygon made.
+  for (const piece of land) geoStream(piece.geometry(), sink);
   return {
     type: "FeatureCollection",
     features: [{ type: "Feature", properties: { source: "Natural Earth 1:50M land (public domain), via world-atlas" }, geometry: { type: "MultiPolygon", coordinates: rings.map((r) => [r]) } }],
