@@ -169,10 +169,10 @@ export class PointGridRecorder {
 }
 
 /** The run's grid artefacts, one per model output file that has a grid. */
-export function renderPointGrids(run: AssembledRun): ArtefactDraft[] {
+export function renderPointGrids(run: AssembledRun): Promise<ArtefactDraft[]> {
   const reftime = run.model.meta.reftime;
-  return (run.pointGrids ?? []).map(({ source, model }) => {
-    const recorded = model.pointGrid!;
+  const grids = (run.pointGrids ?? []).map(async ({ source, model }): Promise<ArtefactDraft> => {
+    const recorded = await model.pointGrid!;
     const header: PointGridHeader = {
       format: POINT_GRID_FORMAT,
       model: model.layout,
@@ -193,4 +193,5 @@ export function renderPointGrids(run: AssembledRun): ArtefactDraft[] {
     const hash = createHash("sha256").update(body).digest("hex").slice(0, 16);
     return { key: pointGridKey(reftime, slug), file: `grids/${slug}-${hash}.ashgrid`, contentType: POINT_GRID_CONTENT_TYPE, body, precompress: false as const };
   });
+  return Promise.all(grids);
 }

@@ -164,6 +164,9 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
   );
   finishBandsBefore(output.variables.length);
   await Promise.all(maxima);
+  // Not awaited here: the last band's blocks are compressed in a worker while the other starts on the maps.
+  const pointGridDone = pointGrid?.finish();
+  pointGridDone?.catch(() => {}); // awaited by renderPointGrids; a run found invalid meanwhile is never rendered
   reportMissingValues(output.variables.map((v) => v.name), gaps, times.length, file.displayPath, issues);
   // The model chain stamps file names in UTC without a zone: eemep_hour_20190322T153201.nc.
   const fileTimestamp = /_(\d{8}T\d{6})Z?\.nc$/i.exec(file.name)?.[1]?.concat("Z");
@@ -177,7 +180,7 @@ async function analyse(output: ModelOutput, file: RunInputFile, thresholds: read
     thresholds,
     bands,
     ...(ashExtent ? { ashExtent } : {}),
-    ...(pointGrid ? { pointGrid: await pointGrid.finish() } : {}),
+    ...(pointGridDone ? { pointGrid: pointGridDone } : {}),
   };
 }
 

@@ -114,8 +114,11 @@ export interface ModelOutputAnalysis {
   bands: ModelBandAnalysis[];
   /** Where any band reaches the lowest threshold at any step; undefined when no ash reaches it. */
   ashExtent?: LatLonBoxModel;
-  /** Every band at every step, coded for point queries; absent when the grid has no geometry to look points up in. */
-  pointGrid?: RecordedPointGrid;
+  /**
+   * Every band at every step, coded for point queries; absent when the grid has no geometry to look points up in.
+   * Still being compressed when the reading ends: the maps need not wait for the last band's blocks.
+   */
+  pointGrid?: Promise<RecordedPointGrid>;
 }
 
 /** Settings readers need from the build configuration. */
