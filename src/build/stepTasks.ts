@@ -91,8 +91,8 @@ export const STEP_TASKS = {
     const { grid } = await modelOutputFor(input.open);
     return { output: contourBands(input.maximum, grid.nx, grid.ny, input.thresholds, grid.toLonLat) };
   },
-  async viewerCoastlines(land: Uint8Array): Promise<TaskResult<Uint8Array>> {
-    const body = (await drawing.coastlines()).coastlinesBody(land);
+  async viewerCoastlines(naturalEarth50m: Uint8Array): Promise<TaskResult<Uint8Array>> {
+    const body = (await drawing.coastlines()).coastlinesBody(naturalEarth50m);
     return { output: body, transfer: body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? [body.buffer as ArrayBuffer] : [] };
   },
   encodeBlocks(input: BandCodes): TaskResult<Buffer[]> {

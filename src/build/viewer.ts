@@ -1,8 +1,9 @@
 /**
  * The map viewer's static files (issue 7), made from `templates/viewer/` and npm packages, never from
  * runs: Leaflet's prebuilt script and style sheet joined with ours, and offline coastlines (Natural Earth
- * land, from world-atlas, as the base maps keep it: src/render/naturalEarthData.ts). They are written once per content of their inputs into `dist/viewer/<hash>/`
- * (immutable, like a run directory) and every release that has the same inputs reuses that directory.
+ * land, from world-atlas, as the base maps keep it: src/render/naturalEarthData.ts). They are written once
+ * per content of their inputs into `dist/viewer/<hash>/` (immutable, like a run directory) and every release
+ * that has the same inputs reuses that directory.
  * Assets carry their content hash in their names, so a cached page never mixes two versions.
  */
 import { createHash } from "node:crypto";
@@ -41,13 +42,14 @@ interface Inputs {
   css: string;
   leafletJs: string;
   leafletCss: string;
-  land: Buffer;
+  /** src/render/natural-earth-50m.bin, whose land the coastlines are. */
+  naturalEarth50m: Buffer;
 }
 
 async function readInputs(): Promise<Inputs> {
   const template = (name: string) => readFile(path.join(TEMPLATE_DIR, name), "utf8");
   try {
-    const [html, kml, queries, js, css, leafletJs, leafletCss, land] = await Promise.all([
+    const [html, kml, queries, js, css, leafletJs, leafletCss, naturalEarth50m] = await Promise.all([
       template("index.html"),
       template("kml.js"),
       template("queries.js"),
@@ -57,7 +59,7 @@ async function readInputs(): Promise<Inputs> {
       readFile(require.resolve("leaflet/dist/leaflet.css"), "utf8"),
       readFile(new URL("../render/natural-earth-50m.bin", import.meta.url)),
     ]);
-    return { html, kml, queries, js, css, leafletJs, leafletCss, land };
+    return { html, kml, queries, js, css, leafletJs, leafletCss, naturalEarth50m };
   } catch (error) {
     throw new UserError("the viewer's files cannot be read", { where: TEMPLATE_DIR, fix: "restore templates/viewer/ from the repository and run npm ci", cause: error });
   }
@@ -81,7 +83,7 @@ export async function publishViewer(distDir: string): Promise<PublishedViewer> {
   if (existing) return { dir, artefacts: existing.artefacts, files: existing.resources };
 
   // The coastlines (~0.1 s of projecting Natural Earth) in a build worker: at a build's start they wait for their first task.
-  const coast = bufferOf(await runStepTask("viewerCoastlines", inputs.land, "the viewer's coastlines", async () => coastlinesBody(inputs.land)));
+  const coast = bufferOf(await runStepTask("viewerCoastlines", inputs.naturalEarth50m, "the viewer's coastlines", async () => coastlinesBody(inputs.naturalEarth50m)));
   const drafts = viewerDrafts(inputs, coast);
   const files = Object.fromEntries(drafts.map((draft) => [draft.file, draft.key]));
   const artefacts = await writeStaged(distDir, VIEWER_DIR, async (staged) => {
