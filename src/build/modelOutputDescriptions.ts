@@ -1,10 +1,10 @@
 /**
- * Model output files opened by a build worker rather than the build's own thread. Opening a NetCDF-4 file
+ * Model output files a one-off build has a worker open rather than its own thread. Opening a NetCDF-4 file
  * loads h5wasm (compiling its WebAssembly and starting the HDF5 library) and walks the file's structure:
  * ~0.2 s on the build's thread, which held back every worker's first step by as much while the workers
- * waited. A worker opens the file instead and hands back its description (ModelOutput.description), with
- * which this thread opens it again without h5wasm, checking everything as before; a one-off build asks for
- * it as it starts (earlyWorkers.ts), while this thread loads its code and hashes the runs.
+ * waited. The build asks for it as it starts (earlyWorkers.ts), while its thread loads its code and hashes
+ * the runs; the worker hands back the file's description (ModelOutput.description), with which the build's
+ * thread opens the file again without h5wasm, checking everything as before.
  */
 import { statSync } from "node:fs";
 import type { SourceDescription } from "../model/source.ts";
@@ -12,7 +12,7 @@ import { runStepTask, stepWorkers } from "./stepPool.ts";
 
 export interface WorkerDescription {
   description: SourceDescription;
-  /** The file as it was while described (fileIdentity): a file replaced since is described again. */
+  /** The file as it was while described (fileIdentity): a file changed since is opened by the build's thread. */
   identity: string;
 }
 
@@ -24,7 +24,7 @@ export function fileIdentity(filePath: string): string | undefined {
 
 const asked = new Map<string, Promise<WorkerDescription | undefined>>();
 
-/** Asks a worker to open and describe a file, ahead of describedByWorker (once a file); nothing without worker threads. */
+/** Asks a worker to open and describe a file, for describedByWorker (once a file); nothing without worker threads. */
 export function askForDescription(filePath: string, displayPath: string): Promise<WorkerDescription | undefined> {
   if (stepWorkers() === 0) return Promise.resolve(undefined);
   let described = asked.get(filePath);
@@ -37,11 +37,15 @@ export function askForDescription(filePath: string, displayPath: string): Promis
 }
 
 /**
- * The file's description by a worker, asked for now or earlier; undefined without worker threads, or when the
- * worker could not open the file (this thread opens it then, and says why), or the file changed since.
+ * The description a worker was asked for (askForDescription), if the file is still as it was then; undefined when
+ * none was asked for, without worker threads, or when the worker could not open the file: this thread opens it
+ * then (and says why it cannot). Only a one-off build asks ahead: a service's build thread keeps h5wasm loaded
+ * from build to build, where a worker stopped while idle would load it again for every run that arrives.
  */
-export async function describedByWorker(filePath: string, displayPath: string): Promise<SourceDescription | undefined> {
-  const described = await askForDescription(filePath, displayPath);
+export async function describedByWorker(filePath: string): Promise<SourceDescription | undefined> {
+  const pending = asked.get(filePath);
+  if (!pending) return undefined;
   asked.delete(filePath);
+  const described = await pending;
   return described && described.identity === fileIdentity(filePath) ? described.description : undefined;
 }

@@ -1,8 +1,9 @@
 /**
- * A build worker opens model output for the build's thread (src/build/modelOutputDescriptions.ts): the file
- * opened with its description is the file opened directly (variables, times, grid, fields), a file changed
- * after it was described is described again, and a file a worker cannot open is left to the build's thread,
- * whose error names it. Real NetCDF-4 files written by ncgen (Debian netcdf-bin), real worker threads.
+ * A one-off build has a worker open model output for its own thread (src/build/modelOutputDescriptions.ts):
+ * the file opened with that description is the file opened directly (variables, times, grid, fields); a file
+ * changed after it was described, one a worker cannot open, and one nobody asked about are left to the build's
+ * thread, whose error names what is wrong. Real NetCDF-4 files written by ncgen (Debian netcdf-bin), real
+ * worker threads.
  */
 import { utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -41,7 +42,8 @@ async function seen(output: ModelOutput) {
 describe.skipIf(!HAS_NETCDF_BIN)(`describedByWorker${HAS_NETCDF_BIN ? "" : `: skipped, ${NO_NETCDF_BIN}`}`, () => {
   it("gives what opens the file as opening it directly does", async () => {
     const file = await sampleFile();
-    const described = await describedByWorker(file, "run/eemep.nc");
+    void askForDescription(file, "run/eemep.nc");
+    const described = await describedByWorker(file);
     expect(described, "a description from the worker").toBeDefined();
     const direct = await openModelOutput(file, "run/eemep.nc");
     const viaWorker = await openModelOutput(file, "run/eemep.nc", { described: described! });
@@ -53,25 +55,28 @@ describe.skipIf(!HAS_NETCDF_BIN)(`describedByWorker${HAS_NETCDF_BIN ? "" : `: sk
     }
   });
 
-  it("describes a file again when it changed after it was described", async () => {
+  it("gives no description of a file that changed after it was described, or that nobody asked about", async () => {
     const file = await sampleFile();
     expect(await askForDescription(file, "run/eemep.nc"), "described early").toBeDefined();
     await utimes(file, new Date(2020, 0, 1), new Date(2020, 0, 1));
-    expect(await describedByWorker(file, "run/eemep.nc"), "that description is for the file before it changed").toBeUndefined();
-    expect(await describedByWorker(file, "run/eemep.nc"), "asked again").toBeDefined();
+    expect(await describedByWorker(file), "that description is for the file before it changed").toBeUndefined();
+    expect(await describedByWorker(await sampleFile()), "not asked about").toBeUndefined();
   });
 
   it("leaves a file the worker cannot open to this thread, whose error names it", async () => {
     const file = path.join(await tempDir("ashcast-described-"), "eemep_hour_20190322T000000.nc");
     await writeFile(file, "<html>502 Bad Gateway</html>");
-    expect(await describedByWorker(file, "run/eemep.nc")).toBeUndefined();
+    void askForDescription(file, "run/eemep.nc");
+    expect(await describedByWorker(file)).toBeUndefined();
     await expectUserError(openModelOutput(file, "run/eemep.nc"), "run/eemep.nc", /not a NetCDF file/);
   });
 
   it("asks no worker when the build has none", async () => {
     process.env["ASHCAST_WORKERS"] = "0";
     try {
-      expect(await describedByWorker(await sampleFile(), "run/eemep.nc")).toBeUndefined();
+      const file = await sampleFile();
+      expect(await askForDescription(file, "run/eemep.nc")).toBeUndefined();
+      expect(await describedByWorker(file)).toBeUndefined();
     } finally {
       process.env["ASHCAST_WORKERS"] = "1";
     }

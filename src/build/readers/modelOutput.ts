@@ -32,7 +32,7 @@ export const modelOutputReader: InputReader = {
     // Started already when the scan found the file new or changed; not when an unchanged file is rebuilt (a new pipeline).
     warmStepPool();
     try {
-      const described = await describedByWorker(file.absolutePath, file.displayPath);
+      const described = await describedByWorker(file.absolutePath);
       const opened = await openModelOutput(file.absolutePath, file.displayPath, described ? { described } : {});
       output = opened;
       const { noGeometry } = opened.grid;
