@@ -1,21 +1,21 @@
 /**
  * Natural Earth land and country borders (world-atlas TopoJSON, public domain) as the base maps draw them,
- * in a compact binary form kept beside this module (natural-earth-<resolution>.bin, made by
- * `npm run natural-earth`). Parsing the TopoJSON and decoding its arcs took 60-80 ms, and ~100,000 small
- * arrays, for every base map a build worker drew; this form is read in well under a millisecond, and a
- * piece's GeoJSON is made only when it is in the map. The positions are those topojson-client gives,
- * bit for bit: the file holds TopoJSON's own quantised integers, and a position is `q × scale + translate`,
- * as topojson-client computes it (test/render/naturalEarthData.test.ts checks the file against world-atlas).
+ * in a compact binary form kept beside this module (natural-earth-<resolution>.bin, made from world-atlas by
+ * `npm run natural-earth`, scripts/natural-earth.ts): no TopoJSON is parsed at run time. Parsing it and
+ * decoding its arcs took 60-80 ms, and ~100,000 small arrays, for every base map a build worker drew; this
+ * form is read in well under a millisecond, and a piece's GeoJSON is made only when it is in the map. The
+ * positions are those topojson-client gives, bit for bit: the file holds TopoJSON's own quantised integers,
+ * and a position is `q × scale + translate`, as topojson-client computes it (test/render/naturalEarthData.test.ts
+ * checks the files against world-atlas).
  *
  * Layout, little-endian: 8 int32 (format version, land pieces, land rings, land points, border lines, border
  * points, 0, 0); 8 float64 (land scale x, y, translate x, y; the same for borders); int32 offsets of each land
  * piece's first ring (pieces + 1), of each land ring's first point (rings + 1); int32 x, y of each land point;
  * int32 offsets of each border line's first point (lines + 1); int32 x, y of each border point.
  */
-import { feature, mesh } from "topojson-client";
-import type { GeometryCollection, Topology } from "topojson-specification";
 
-const FORMAT_VERSION = 1;
+/** The layout's version (written first): bumped when it changes, with the files made again. */
+export const FORMAT_VERSION = 1;
 
 /** A piece of Natural Earth with its lon/lat bounding box, for cheap culling before its GeoJSON is made. */
 export interface Piece<G> {
@@ -33,75 +33,7 @@ export interface NaturalEarth {
   borders: Array<Piece<GeoJSON.LineString>>;
 }
 
-interface Quantisation {
-  kx: number;
-  ky: number;
-  dx: number;
-  dy: number;
-}
-
-const quantisationOf = (topology: Topology): Quantisation => {
-  if (!topology.transform) throw new RangeError("Internal error: world-atlas TopoJSON without a transform (quantisation)");
-  const [kx, ky] = topology.transform.scale;
-  const [dx, dy] = topology.transform.translate;
-  return { kx, ky, dx, dy };
-};
-
-/** The file's bytes for world-atlas's land and countries TopoJSON at one resolution. */
-export function encodeNaturalEarth(land: Topology, countries: Topology): Uint8Array {
-  const landQ = quantisationOf(land);
-  const bordersQ = quantisationOf(countries);
-  const polygons: GeoJSON.Position[][][] = [];
-  for (const f of feature(land, land.objects["land"] as GeometryCollection).features) {
-    const g = f.geometry;
-    if (g.type === "Polygon") polygons.push(g.coordinates);
-    else if (g.type === "MultiPolygon") polygons.push(...g.coordinates);
-  }
-  const lines = mesh(countries, countries.objects["countries"] as GeometryCollection, (a, b) => a !== b).coordinates;
-  const rings = polygons.flat();
-  const landPoints = rings.reduce((sum, ring) => sum + ring.length, 0);
-  const borderPoints = lines.reduce((sum, line) => sum + line.length, 0);
-  const int32s = 8 + polygons.length + 1 + rings.length + 1 + 2 * landPoints + lines.length + 1 + 2 * borderPoints;
-  const buffer = new ArrayBuffer(int32s * 4 + 8 * 8);
-  const head = new Int32Array(buffer, 0, 8);
-  head.set([FORMAT_VERSION, polygons.length, rings.length, landPoints, lines.length, borderPoints]);
-  new Float64Array(buffer, 32, 8).set([landQ.kx, landQ.ky, landQ.dx, landQ.dy, bordersQ.kx, bordersQ.ky, bordersQ.dx, bordersQ.dy]);
-  const ints = new Int32Array(buffer, 96);
-  let at = 0;
-  let ringCount = 0;
-  for (const polygon of polygons) {
-    ints[at++] = ringCount;
-    ringCount += polygon.length;
-  }
-  ints[at++] = ringCount;
-  let pointCount = 0;
-  for (const ring of rings) {
-    ints[at++] = pointCount;
-    pointCount += ring.length;
-  }
-  ints[at++] = pointCount;
-  for (const ring of rings) for (const position of ring) at = putQuantised(ints, at, position, landQ);
-  pointCount = 0;
-  for (const line of lines) {
-    ints[at++] = pointCount;
-    pointCount += line.length;
-  }
-  ints[at++] = pointCount;
-  for (const line of lines) for (const position of line) at = putQuantised(ints, at, position, bordersQ);
-  return new Uint8Array(buffer);
-}
-
-/** A position as TopoJSON's integers; refused when they would not give the same position back. */
-function putQuantised(ints: Int32Array, at: number, [x, y]: GeoJSON.Position, q: Quantisation): number {
-  const qx = Math.round((x! - q.dx) / q.kx);
-  const qy = Math.round((y! - q.dy) / q.ky);
-  if (qx * q.kx + q.dx !== x || qy * q.ky + q.dy !== y) throw new RangeError(`Internal error: Natural Earth position ${x}, ${y} is not on its TopoJSON's quantisation grid`);
-  ints[at] = qx;
-  ints[at + 1] = qy;
-  return at + 2;
-}
-
-/** The land and borders of a file encodeNaturalEarth made. */
+/** The land and borders of a file scripts/natural-earth.ts made. */
 export function decodeNaturalEarth(bytes: Uint8Array): NaturalEarth {
   // Copied into a buffer of its own: the views below need its start aligned.
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
