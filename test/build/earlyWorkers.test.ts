@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { modelOutputSinceRelease } from "../../src/build/earlyWorkers.ts";
+import { scanRun } from "../../src/build/scanRuns.ts";
 
 let root: string;
 let runsDir: string;
@@ -37,8 +38,10 @@ describe("modelOutputSinceRelease", () => {
   it("names model output when nothing is served yet, and not KML", async () => {
     expect(modelOutputSinceRelease(runsDir, distDir)).toEqual([]);
     await writeFile(path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), "CDF");
-    // Named as the scan names it (src/build/scanRuns.ts), for the reader to find the description asked for.
-    expect(modelOutputSinceRelease(runsDir, distDir)).toEqual([{ path: path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"), displayPath: "2026-06-01-hekla/eemep_hour_20260601T000000.nc" }]);
+    // Named as the scan names it, for the reader to find the description asked for under that name.
+    const scanned = (await scanRun(runsDir, "2026-06-01-hekla", {})).run.files.find((file) => file.name === "eemep_hour_20260601T000000.nc");
+    expect(modelOutputSinceRelease(runsDir, distDir)).toEqual([{ path: scanned?.absolutePath, displayPath: "2026-06-01-hekla/eemep_hour_20260601T000000.nc" }]);
+    expect(scanned?.absolutePath).toBe(path.join(runsDir, "2026-06-01-hekla", "eemep_hour_20260601T000000.nc"));
   });
 
   it("compares with the time the served release was switched to", async () => {
