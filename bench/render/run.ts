@@ -78,8 +78,8 @@ await Promise.all(pending);
 const series = performance.now() - t0;
 
 rows.push(["fonts: register (once per process)", fontsMs, "1 call"]);
-rows.push(["Natural Earth 50m: read + topojson (once)", ne50, "1 call"]);
-rows.push(["Natural Earth 110m: read + topojson (once)", ne110, "1 call"]);
+rows.push(["Natural Earth 50m: read + decode (src/render/natural-earth-50m.bin, once)", ne50, "1 call"]);
+rows.push(["Natural Earth 110m: read + decode (src/render/natural-earth-110m.bin, once)", ne110, "1 call"]);
 rows.push([`base map only, ${layout.panel.w}x${layout.panel.h}, 50m`, median(baseOnly), `median of ${N}`]);
 rows.push(["renderRunMap, first call (base map drawn)", median(firstRun), `median of ${N}`]);
 rows.push(["renderRunMap, cached base map", median(cachedRun), `median of ${N}`]);
