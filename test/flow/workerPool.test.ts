@@ -33,6 +33,25 @@ describe("WorkerPool", () => {
     for (const size of [0.5, 12.5, 0, -4]) expect(() => new WorkerPool(TASKS, { size: 1, name: "test", youngGenerationMb: size })).toThrow(`young generation is a whole number of MB, got ${size}`);
   });
 
+  it("hands a busy worker its next task, so it goes on while this thread is busy, and runs its tasks one after the other", async () => {
+    const workers = pool(1);
+    await workers.run("echo", { value: 0 }, "loaded");
+    const flags = new Int32Array(new SharedArrayBuffer(8));
+    const first = workers.run<number>("flag", { flags: flags.buffer, index: 0 }, "first");
+    const second = workers.run<number>("flag", { flags: flags.buffer, index: 1 }, "second");
+    // This thread blocks here and cannot read the first answer: the second task starts only if the worker holds it.
+    expect(Atomics.wait(flags, 1, 0, 10_000)).not.toBe("timed-out");
+    expect(await Promise.all([first, second])).toEqual([0, 1]);
+  });
+
+  it("gives the tasks waiting with a worker that dies to a new worker", async () => {
+    const workers = pool(1);
+    const dies = workers.run("exit", {}, "runs/b/model.png");
+    const waiting = [1, 2].map((value) => workers.run<{ value: number }>("echo", { value }, `item ${value}`));
+    await expect(dies).rejects.toThrow(/working on runs\/b\/model\.png: the worker exited with code 3/);
+    expect(await Promise.all(waiting)).toMatchObject([{ value: 1 }, { value: 2 }]);
+  });
+
   it("gives a user error back as a UserError, with its file and fix", async () => {
     const error = await pool(1).run("userError", {}, "runs/a/eemep.nc steps 0–5").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UserError);
