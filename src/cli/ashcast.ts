@@ -2,7 +2,8 @@
 import { enableCompileCache } from "node:module";
 
 // Node's compile cache (in the temp directory, keyed by source and Node version), as the build's workers use
-// it: the modules a command loads are stripped of their types and compiled once, not at every start.
+// it: the modules a command loads are stripped of their types and compiled once, not at every start. bin/ashcast
+// turns it on before this file (NODE_COMPILE_CACHE); this is for Node started on this file directly.
 enableCompileCache();
 const { main } = await import("./main.ts");
 

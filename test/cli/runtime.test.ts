@@ -3,7 +3,7 @@
  * comes first on PATH: this machine's own is Node 20, past its end of life.
  */
 import { execFile, spawn } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -56,6 +56,22 @@ describe("the pinned runtime", () => {
     const { stdout, stderr } = await run("bash", ["-c", `"${BIN}" check --help | true; echo "exit \${PIPESTATUS[0]}"`]);
     expect(stderr).toBe("");
     expect(stdout).toBe("exit 0\n");
+  });
+
+  it("starts Node with its compile cache on, so that a second start strips no TypeScript (Node's stripper is not loaded)", async () => {
+    const { NODE_COMPILE_CACHE: _unset, ...env } = process.env;
+    const temp = await mkdtemp(path.join(scratch, "tmp-"));
+    const report = path.join(scratch, "stripper.txt");
+    // Loaded before ashcast's own first module: it writes down, as the process ends, whether amaro was loaded.
+    const probe = path.join(scratch, "probe.mjs");
+    await writeFile(probe, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(report)}, String(process.moduleLoadList.some((m) => m.includes("amaro")))));\n`);
+    const start = async (): Promise<string> => {
+      await run(BIN, ["--version"], { env: { ...env, TMPDIR: temp, NODE_OPTIONS: `--import ${probe}` } });
+      return readFile(report, "utf8");
+    };
+    expect(await start()).toBe("true"); // the first start strips every module and fills the cache
+    expect(await start()).toBe("false");
+    expect(await readdir(path.join(temp, "node-compile-cache"))).not.toEqual([]);
   });
 
   /** The environment the launcher gave Node, read from /proc once the command says it serves. */
