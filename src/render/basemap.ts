@@ -80,8 +80,22 @@ function boxProjection(span: BoxSpan): GeoProjection {
   return geoConicConformal().rotate([-span.centreLon, 0]).parallels([p1, p2]).precision(0.5);
 }
 
+/** Aspects worked out, by box: each of a run's hundreds of band images asks for its box's (~0.15 ms of projecting). */
+const aspects = new Map<string, number>();
+
 /** Height / width of the box once projected: panels are sized from it. */
 export function boxAspect(box: LatLonBoxModel): number {
+  const key = `${box.west},${box.south},${box.east},${box.north}`;
+  let aspect = aspects.get(key);
+  if (aspect === undefined) {
+    aspect = projectedAspect(box);
+    if (aspects.size >= CACHE_LIMIT) aspects.clear();
+    aspects.set(key, aspect);
+  }
+  return aspect;
+}
+
+function projectedAspect(box: LatLonBoxModel): number {
   const span = boxSpan(box);
   const projection = boxProjection(span);
   const [[x0, y0], [x1, y1]] = geoPath(projection).bounds(boxOutline(span));

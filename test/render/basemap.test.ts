@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GlobalFonts } from "@napi-rs/canvas";
-import { boxSpan, formatLat, formatLon, getBaseMap, panelProjection, resolutionFor } from "../../src/render/basemap.ts";
+import { boxAspect, boxSpan, formatLat, formatLon, getBaseMap, panelProjection, resolutionFor } from "../../src/render/basemap.ts";
 import { FONT_FAMILY, registerFonts } from "../../src/render/fonts.ts";
 import { formatInstant, legendEntries, noAshText, outputsText } from "../../src/render/style.ts";
 import { ICELAND_BOX } from "./plume.ts";
@@ -35,6 +35,15 @@ describe("base map", () => {
     }
     // North up along the central meridian.
     expect(projection([-10, 70])![1]).toBeLessThan(projection([-10, 55])![1]);
+  });
+
+  it("gives each box its own aspect, asked again or not", () => {
+    const wide = { north: 62, south: 58, east: 20, west: -20 };
+    const tall = { north: 70, south: 40, east: 2, west: -2 };
+    const first = [boxAspect(wide), boxAspect(tall)];
+    expect(first[0]).toBeLessThan(0.3);
+    expect(first[1]).toBeGreaterThan(3);
+    expect([boxAspect(wide), boxAspect(tall), boxAspect({ ...wide })]).toEqual([...first, first[0]]);
   });
 
   it("uses 50m coastlines for a region and 110m for a hemisphere", () => {
