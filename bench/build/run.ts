@@ -258,9 +258,9 @@ let lastDist = "";
 // left (--keep, or killed) is not deleted before the builds either, only with this bench's own at the end.
 const distName = (what: string): string => path.join(CACHE, `dist-${process.pid}-${what}`);
 
-/** Files the probe creates each time, and the system CPU per file (µs) above which it waits: ~40–90 µs when no files were deleted nearby lately, 400–900 µs after. */
+/** Files the probe creates each time, and the system CPU per file (µs) above which it waits: 20–30 µs when no files were deleted nearby lately, 150–900 µs in the minutes after. */
 const PROBE_FILES = 200;
-const PROBE_LIMIT_US = 200;
+const PROBE_LIMIT_US = 60;
 let probes = 0;
 /** System CPU (µs) this process takes to create a small file beside the builds' directories (kept until the bench ends, like them). */
 function fileCreationUs(): number {
@@ -972,7 +972,7 @@ if (!flags["no-write"]) {
       ? `  On one thread (\`ASHCAST_WORKERS=0\`) the same build took ${s2(sequential.wallMs)} s for ${f1(sequential.userS + sequential.sysS)} s of CPU: the workers made the wall clock ${wall <= sequential.wallMs ? `${pct(1 - wall / sequential.wallMs)} shorter` : `${pct(wall / sequential.wallMs - 1)} longer`}.`
       : "",
     afterDeletion
-      ? `- **Right after deletions.** The same build right after the ${out.all.n} files of one of the builds above were deleted in the same directory took ${s2(afterDeletion.wallMs)} s (${f1(afterDeletion.sysS)} s of system CPU against ${f1(median(endToEnd.map((e) => e.sysS)))} s): this file system (ext4 without a journal) passes over every inode freed in the last one to six minutes to find a new file's, so a build that follows a garbage collection (a superseded run's files) writes its own files more slowly. The builds above write into directories with none freed by the bench, and start once creating a file beside them costs what it does with none freed nearby by anything else (${f0(fileSystem.us)} µs of system CPU a file${fileSystem.waitedMs > 1000 ? `, after waiting ${s1(fileSystem.waitedMs)} s` : ""}; 400–900 µs in the minutes after many deletions).`
+      ? `- **Right after deletions.** The same build right after the ${out.all.n} files of one of the builds above were deleted in the same directory took ${s2(afterDeletion.wallMs)} s (${f1(afterDeletion.sysS)} s of system CPU against ${f1(median(endToEnd.map((e) => e.sysS)))} s): this file system (ext4 without a journal) passes over every inode freed in the last one to six minutes to find a new file's, so a build that follows a garbage collection (a superseded run's files) writes its own files more slowly. The builds above write into directories with none freed by the bench, and start once creating a file beside them costs what it does with none freed nearby by anything else (${f0(fileSystem.us)} µs of system CPU a file${fileSystem.waitedMs > 1000 ? `, after waiting ${s1(fileSystem.waitedMs)} s` : ""}; 150–900 µs in the minutes after many deletions).`
       : "",
     `- **Memory: ${rssMet ? "met" : "missed"}.** Peak RSS ${f0(rssPeak)} MB (max of the ${REPEATS} builds) against ≤ ${TARGET_RSS_MB} MB: every artefact of the run is held in memory`,
     `  until it is written (${mb(out.png.bytes + out.kml.bytes)} MB of PNG and KML bodies), each worker holds its own modules, fonts and base maps (≈ 100–200 MB; no h5wasm: the main thread describes the file),` +
