@@ -58,20 +58,28 @@ describe("the pinned runtime", () => {
     expect(stdout).toBe("exit 0\n");
   });
 
+  /** What Node was started with for `args` (its own flags), and whether it loaded its TypeScript stripper (amaro). */
+  async function started(args: string[], env: NodeJS.ProcessEnv): Promise<{ execArgv: string[]; stripper: boolean }> {
+    const report = path.join(scratch, "started.json");
+    // Loaded before ashcast's own first module, it writes down what it saw as the process ends.
+    const probe = path.join(scratch, "probe.mjs");
+    await writeFile(probe, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(report)}, JSON.stringify({ execArgv: process.execArgv, stripper: process.moduleLoadList.some((m) => m.includes("amaro")) })));\n`);
+    await run(BIN, args, { env: { ...env, NODE_OPTIONS: `--import ${probe}` } });
+    return JSON.parse(await readFile(report, "utf8")) as { execArgv: string[]; stripper: boolean };
+  }
+
   it("starts Node with its compile cache on, so that a second start strips no TypeScript (Node's stripper is not loaded)", async () => {
     const { NODE_COMPILE_CACHE: _unset, ...env } = process.env;
     const temp = await mkdtemp(path.join(scratch, "tmp-"));
-    const report = path.join(scratch, "stripper.txt");
-    // Loaded before ashcast's own first module: it writes down, as the process ends, whether amaro was loaded.
-    const probe = path.join(scratch, "probe.mjs");
-    await writeFile(probe, `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(report)}, String(process.moduleLoadList.some((m) => m.includes("amaro")))));\n`);
-    const start = async (): Promise<string> => {
-      await run(BIN, ["--version"], { env: { ...env, TMPDIR: temp, NODE_OPTIONS: `--import ${probe}` } });
-      return readFile(report, "utf8");
-    };
-    expect(await start()).toBe("true"); // the first start strips every module and fills the cache
-    expect(await start()).toBe("false");
+    expect((await started(["--version"], { ...env, TMPDIR: temp })).stripper).toBe(true); // the first start strips every module and fills the cache
+    expect((await started(["--version"], { ...env, TMPDIR: temp })).stripper).toBe(false);
     expect(await readdir(path.join(temp, "node-compile-cache"))).not.toEqual([]);
+  });
+
+  it("gives a build's V8 a larger first old generation, and a server's a smaller young one", async () => {
+    expect((await started(["build", "--help"], process.env)).execArgv).toContain("--initial-old-space-size=128");
+    expect((await started(["serve", "--help"], process.env)).execArgv).toContain("--max-semi-space-size=16");
+    expect((await started(["check", "--help"], process.env)).execArgv).not.toContain("--initial-old-space-size=128");
   });
 
   /** The environment the launcher gave Node, read from /proc once the command says it serves. */
