@@ -85,7 +85,7 @@ const aspects = new Map<string, number>();
 
 /** Height / width of the box once projected: panels are sized from it. */
 export function boxAspect(box: LatLonBoxModel): number {
-  const key = `${box.west},${box.south},${box.east},${box.north}`;
+  const key = boxKey(box);
   let aspect = aspects.get(key);
   if (aspect === undefined) {
     aspect = projectedAspect(box);
@@ -382,8 +382,8 @@ function reduceColours(ctx: SKRSContext2D, width: number, height: number): Uint3
 const CACHE_LIMIT = 16;
 const baseCache = new Map<string, BaseMap>();
 
-const cacheKey = (box: LatLonBoxModel, width: number, height: number, resolution: Resolution): string =>
-  `${box.west},${box.south},${box.east},${box.north}|${width}x${height}|${resolution}`;
+const boxKey = (box: LatLonBoxModel): string => `${box.west},${box.south},${box.east},${box.north}`;
+const cacheKey = (box: LatLonBoxModel, width: number, height: number, resolution: Resolution): string => `${boxKey(box)}|${width}x${height}|${resolution}`;
 
 /** The base map of a box at a panel size: drawn on first use (or installed from one offered), then served from a small LRU cache. */
 export function getBaseMap(box: LatLonBoxModel, width: number, height: number): BaseMap {
