@@ -11,6 +11,7 @@
 import { availableParallelism } from "node:os";
 import type { Transferable } from "node:worker_threads";
 import { UserError } from "../errors.ts";
+import { eventLoopTurn } from "../flow/pauses.ts";
 import { WorkerPool } from "../flow/workerPool.ts";
 import type { StepTasks } from "./stepTasks.ts";
 
@@ -59,7 +60,8 @@ export function stepTaskWindow(): number {
 
 /**
  * How long work on the build's own thread goes on between pauses (src/flow/pauses.ts) while workers have
- * tasks: a worker that finished one waits at most this long for its next (a map takes ~30 ms).
+ * tasks: a worker that finished one starts the one it holds, and is handed another at most this long later
+ * (a map takes ~6–30 ms; 12 ms made builds slower).
  */
 export const MAIN_THREAD_PAUSE_MS = 3;
 
@@ -78,17 +80,11 @@ type Output<K extends keyof StepTasks> = Awaited<ReturnType<StepTasks[K]>>["outp
  */
 export function runStepTask<K extends keyof StepTasks>(task: K, input: Input<K>, label: string, here: () => Promise<Output<K>>, transfer: readonly Transferable[] = []): Promise<Output<K>> {
   const workers = currentPool();
-  return workers ? workers.run<Output<K>>(task, input, label, transfer) : afterAnEventLoopTurn().then(here);
-}
-
-/**
- * A task run on this thread starts after a turn of the event loop, as a worker's next task does: Node frees
- * the memory of native objects (a map's canvas pixels, its PNG) in callbacks of the event loop, so tasks run
- * back to back on promises alone piled up the maps' memory. A full-size build on one thread peaked at
- * 1.0–1.1 GB of RSS without the turn, 0.57–0.67 GB with it (docs/benchmarks.md, issue 18).
- */
-function afterAnEventLoopTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  // A task run on this thread starts after a turn of the event loop, as a worker's next task does: Node frees
+  // the memory of native objects (a map's canvas pixels, its PNG) in callbacks of the event loop, so tasks run
+  // back to back on promises alone piled up the maps' memory. A full-size build on one thread peaked at
+  // 1.0–1.1 GB of RSS without the turn, 0.57–0.67 GB with it (docs/benchmarks.md, issue 18).
+  return workers ? workers.run<Output<K>>(task, input, label, transfer) : eventLoopTurn().then(here);
 }
 
 /** Bytes from a worker arrive as a Uint8Array: the same bytes, as a Buffer (no copy). */

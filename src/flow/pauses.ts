@@ -1,9 +1,14 @@
 /**
  * Pauses in long synchronous work on a thread that also feeds worker threads. The build's main thread
  * writes the KML and GeoJSON of a run (about a second of CPU for a full-size run) while its workers draw
- * the maps; a worker gets its next task only when this thread reads its reply, so without pauses both
- * workers sat idle until the text was done.
+ * the maps; a worker is handed a new task only when this thread reads its reply (it holds one more at
+ * most: src/flow/workerPool.ts), so without pauses both workers sat idle until the text was done.
  */
+
+/** Resolves after a turn of the event loop: the callbacks waiting (I/O, native memory Node frees) run first. */
+export function eventLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /**
  * A function to call between pieces of work: it returns a promise (to await) that lets other callbacks

@@ -22,6 +22,7 @@
  */
 import { isMainThread, parentPort, Worker, type ResourceLimits, type Transferable } from "node:worker_threads";
 import { InternalError, UserError } from "../errors.ts";
+import { eventLoopTurn } from "./pauses.ts";
 
 /** What a task gives back: its output, and the buffers to move rather than copy to the other thread. */
 export interface TaskResult<T> {
@@ -235,7 +236,7 @@ export function serveTasks(tasks: Readonly<Record<string, Task<never, unknown>>>
   // of the event loop: Node frees native memory (a map's canvas pixels, its PNG) in its callbacks.
   let previous = Promise.resolve();
   port.on("message", (request: Request) => {
-    previous = previous.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => answer(port, tasks, request));
+    previous = previous.then(eventLoopTurn).then(() => answer(port, tasks, request));
   });
   port.postMessage({ ready: true } satisfies Reply);
 }
